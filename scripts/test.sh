@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds libhft and passes its tests:
+#  1. unit, conformance, interop and install tests under ASan+UBSan;
+#  2. the wire-path layers (codec, store, session) with -fno-exceptions;
+#  3. the libFuzzer target (clang), replaying the seed corpus.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+jobs=$(nproc)
+
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHFT_SANITIZE=ON -DHFT_WERROR=ON -DHFT_BUILD_BENCH=OFF
+cmake --build build/asan -j "$jobs"
+(cd build/asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" --timeout 600)
+
+cmake -S . -B build/noexc -G Ninja -DCMAKE_BUILD_TYPE=Release -DHFT_NO_EXCEPTIONS=ON -DHFT_WERROR=ON \
+  -DHFT_BUILD_TESTS=OFF -DHFT_BUILD_BENCH=OFF -DHFT_BUILD_APPS=OFF
+cmake --build build/noexc -j "$jobs" --target hft_codec $( [ -d src/store ] && echo hft_store ) $( [ -d src/session ] && echo hft_session )
+
+if [ -d fuzz ] && [ -f fuzz/CMakeLists.txt ]; then
+  cmake -S . -B build/fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHFT_FUZZ=ON \
+    -DHFT_BUILD_TESTS=OFF -DHFT_BUILD_BENCH=OFF -DHFT_BUILD_APPS=OFF -DHFT_QUICKFIX=OFF
+  cmake --build build/fuzz -j "$jobs"
+  for f in build/fuzz/fuzz/fuzz_*; do
+    [ -x "$f" ] || continue
+    name=$(basename "$f")
+    "$f" -runs=0 "fuzz/corpus/${name#fuzz_}" 2>&1 | tail -n 2
+    "$f" -runs=20000 -max_len=4096 "fuzz/corpus/${name#fuzz_}" -seed=1 2>&1 | tail -n 2
+  done
+fi
+echo "all test stages passed"

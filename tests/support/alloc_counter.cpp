@@ -1,0 +1,44 @@
+#include "support/alloc_counter.hpp"
+
+#include <cstdlib>
+#include <new>
+
+namespace {
+thread_local std::uint64_t g_allocations = 0;
+
+void* counted_alloc(std::size_t size, std::size_t align) {
+  ++g_allocations;
+  if (size == 0) size = 1;
+  void* p = nullptr;
+  if (align > alignof(std::max_align_t)) {
+    if (posix_memalign(&p, align, size) != 0) p = nullptr;
+  } else {
+    p = std::malloc(size);
+  }
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+}  // namespace
+
+namespace hft::test {
+std::uint64_t thread_allocations() noexcept { return g_allocations; }
+}  // namespace hft::test
+
+void* operator new(std::size_t size) { return counted_alloc(size, alignof(std::max_align_t)); }
+void* operator new[](std::size_t size) { return counted_alloc(size, alignof(std::max_align_t)); }
+void* operator new(std::size_t size, std::align_val_t a) { return counted_alloc(size, static_cast<std::size_t>(a)); }
+void* operator new[](std::size_t size, std::align_val_t a) { return counted_alloc(size, static_cast<std::size_t>(a)); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  try { return counted_alloc(size, alignof(std::max_align_t)); } catch (...) { return nullptr; }
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  try { return counted_alloc(size, alignof(std::max_align_t)); } catch (...) { return nullptr; }
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }

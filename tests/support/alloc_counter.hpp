@@ -1,0 +1,23 @@
+// Counts heap allocations made by the calling thread, for the tests that
+// prove a hot path allocates nothing. Linking hft_test_support replaces the
+// global operator new/delete with counting versions.
+#pragma once
+
+#include <cstdint>
+
+namespace hft::test {
+
+/// Allocations (operator new / malloc-family via new) made by this thread so far.
+[[nodiscard]] std::uint64_t thread_allocations() noexcept;
+
+/// Counts the allocations made by this thread between construction and count().
+class AllocationScope {
+ public:
+  AllocationScope() noexcept : start_(thread_allocations()) {}
+  [[nodiscard]] std::uint64_t count() const noexcept { return thread_allocations() - start_; }
+
+ private:
+  std::uint64_t start_;
+};
+
+}  // namespace hft::test
