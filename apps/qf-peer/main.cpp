@@ -1,0 +1,289 @@
+// qf-peer: a QuickFIX reference peer for libhft's conformance and interop tests.
+//
+//   qf-peer acceptor --spec-dir DIR [--port P] [--port-file F] [--log-dir D]
+//                    [--sessions TW44,...] [--print-config]
+//       the conformance acceptor of /work/shared/conformance/README.md (ten
+//       sessions, or those TargetCompIDs only; echo application); --port 0
+//       (default) picks a free port.
+//   qf-peer venue --config FILE [--spec-dir DIR] [--port P] [--port-file F] [--log-dir D]
+//                 [--sessions TRADER44,...]
+//       acceptor answering NewOrderSingle with ExecutionReport New then Fill.
+//   qf-peer trader --config FILE --orders N [--spec-dir DIR] [--host H] [--port P]
+//                  [--timeout-ms T] [--require-fills] [--log-dir D]
+//       initiator sending N NewOrderSingles; exit 0 iff all are acknowledged.
+//
+// Config files may use ${SPEC_DIR}, ${HOST} and ${PORT}, replaced by the
+// command-line values. Acceptor and venue run until SIGINT/SIGTERM.
+#include <quickfix/FileLog.h>
+#include <quickfix/Log.h>
+#include <quickfix/MessageStore.h>
+#include <quickfix/Session.h>
+#include <quickfix/SessionSettings.h>
+#include <quickfix/SocketAcceptor.h>
+#include <quickfix/SocketInitiator.h>
+
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <set>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "applications.hpp"
+#include "peer_config.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage:\n"
+    "  qf-peer acceptor --spec-dir DIR [--port P] [--port-file FILE] [--log-dir DIR]\n"
+    "                   [--sessions TW44,TW42,...] [--print-config]\n"
+    "  qf-peer venue --config FILE [--spec-dir DIR] [--port P] [--port-file FILE] [--log-dir DIR]\n"
+    "                [--sessions TRADER44,...] [--verbose]\n"
+    "  qf-peer trader --config FILE --orders N [--spec-dir DIR] [--host H] [--port P]\n"
+    "                 [--timeout-ms T] [--require-fills] [--log-dir DIR]\n"
+    "\n"
+    "--exit-with-parent (acceptor/venue) stops the peer when its parent process exits.\n"
+    "--port 0 (acceptor/venue default) picks a free port; it is printed as\n"
+    "'qf-peer: listening on port N' and written to --port-file. Config files may\n"
+    "use ${SPEC_DIR}, ${HOST}, ${PORT}. acceptor and venue run until SIGINT/SIGTERM.\n";
+
+struct Args {
+  std::string mode;
+  std::string spec_dir;
+  std::string config;
+  std::string host = "127.0.0.1";
+  int port = 0;
+  bool port_given = false;
+  std::string port_file;
+  std::string log_dir;
+  long orders = 0;
+  int timeout_ms = 30000;
+  bool require_fills = false;
+  bool print_config = false;
+  bool verbose = false;
+  std::set<std::string> sessions;
+  bool exit_with_parent = false;
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::cerr << "qf-peer: " << message << "\n\n" << kUsage;
+  std::exit(2);
+}
+
+long parse_number(const std::string& option, const std::string& text, long min, long max) {
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < min || v > max) {
+    usage_error(option + ": expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                "], got '" + text + "'");
+  }
+  return v;
+}
+
+Args parse_args(int argc, char** argv) {
+  if (argc < 2) usage_error("no mode given");
+  Args a;
+  a.mode = argv[1];
+  if (a.mode == "--help" || a.mode == "-h") {
+    std::cout << kUsage;
+    std::exit(0);
+  }
+  if (a.mode != "acceptor" && a.mode != "venue" && a.mode != "trader") usage_error("unknown mode " + a.mode);
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage_error(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--spec-dir") {
+      a.spec_dir = value();
+    } else if (arg == "--config") {
+      a.config = value();
+    } else if (arg == "--host") {
+      a.host = value();
+    } else if (arg == "--port") {
+      a.port = static_cast<int>(parse_number(arg, value(), 0, 65535));
+      a.port_given = true;
+    } else if (arg == "--port-file") {
+      a.port_file = value();
+    } else if (arg == "--log-dir") {
+      a.log_dir = value();
+    } else if (arg == "--orders") {
+      a.orders = parse_number(arg, value(), 1, 10000000);
+    } else if (arg == "--timeout-ms") {
+      a.timeout_ms = static_cast<int>(parse_number(arg, value(), 1, 3600000));
+    } else if (arg == "--require-fills") {
+      a.require_fills = true;
+    } else if (arg == "--sessions") {
+      std::istringstream list(value());
+      std::string target;
+      while (std::getline(list, target, ',')) {
+        if (!target.empty()) a.sessions.insert(target);
+      }
+    } else if (arg == "--exit-with-parent") {
+      a.exit_with_parent = true;
+    } else if (arg == "--print-config") {
+      a.print_config = true;
+    } else if (arg == "--verbose" || arg == "-v") {
+      a.verbose = true;
+    } else if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else {
+      usage_error("unknown option " + arg);
+    }
+  }
+  if (a.mode == "acceptor" && a.spec_dir.empty()) usage_error("acceptor needs --spec-dir");
+  if (a.mode != "acceptor" && a.config.empty()) usage_error(a.mode + " needs --config");
+  if (a.mode == "trader" && a.orders == 0) usage_error("trader needs --orders N");
+  if (a.mode == "trader" && a.port == 0 && a.port_given) usage_error("trader needs a real --port");
+  return a;
+}
+
+// Blocks SIGINT/SIGTERM in every thread (QuickFIX's threads inherit the
+// mask), so the main thread can wait for them with sigwait.
+sigset_t block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+std::unique_ptr<FIX::LogFactory> make_log_factory(const Args& a) {
+  if (!a.log_dir.empty()) return std::unique_ptr<FIX::LogFactory>(new FIX::FileLogFactory(a.log_dir));
+  if (a.verbose) return std::unique_ptr<FIX::LogFactory>(new FIX::ScreenLogFactory(true, true, true));
+  return nullptr;
+}
+
+int run_acceptor_until_signal(FIX::Application& app, const FIX::SessionSettings& settings, const Args& a,
+                              int port, const sigset_t& stop_signals) {
+  FIX::MemoryStoreFactory store;
+  std::unique_ptr<FIX::LogFactory> log = make_log_factory(a);
+  std::unique_ptr<FIX::SocketAcceptor> acceptor(log ? new FIX::SocketAcceptor(app, store, settings, *log)
+                                                    : new FIX::SocketAcceptor(app, store, settings));
+  // start() binds the listening socket before it returns, so the port is
+  // reported only once connections can be accepted.
+  acceptor->start();
+  std::cout << "qf-peer: listening on port " << port << std::endl;
+  if (!a.port_file.empty()) qf_peer::write_port_file(a.port_file, port);
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  acceptor->stop(true);
+  return 0;
+}
+
+// Keeps the sessions whose TargetCompID is listed (all when none is), so a
+// run that needs one session does not load every dictionary.
+FIX::SessionSettings only_sessions(const FIX::SessionSettings& all, const std::set<std::string>& targets) {
+  if (targets.empty()) return all;
+  FIX::SessionSettings kept;
+  kept.set(all.get());
+  std::set<std::string> unknown = targets;
+  for (const FIX::SessionID& id : all.getSessions()) {
+    const std::string& target = id.getTargetCompID().getValue();
+    unknown.erase(target);
+    if (targets.count(target) != 0) kept.set(id, all.get(id));
+  }
+  if (!unknown.empty()) throw std::runtime_error("--sessions: no session with TargetCompID " + *unknown.begin());
+  return kept;
+}
+
+// The port the settings really listen on: a venue config may name its own
+// SocketAcceptPort instead of using ${PORT}.
+int listening_port(const FIX::SessionSettings& settings, int fallback) {
+  for (const FIX::SessionID& id : settings.getSessions()) {
+    const FIX::Dictionary& d = settings.get(id);
+    if (d.has("SocketAcceptPort")) return d.getInt("SocketAcceptPort");
+  }
+  return fallback;
+}
+
+std::map<std::string, std::string> placeholders(const Args& a, int port) {
+  return {{"SPEC_DIR", a.spec_dir}, {"HOST", a.host}, {"PORT", port > 0 ? std::to_string(port) : ""}};
+}
+
+int run_trader(const Args& a) {
+  std::istringstream text(qf_peer::load_with_placeholders(a.config, placeholders(a, a.port)));
+  FIX::SessionSettings settings(text);
+  qf_peer::TraderApplication app;
+  FIX::MemoryStoreFactory store;
+  std::unique_ptr<FIX::LogFactory> log = make_log_factory(a);
+  std::unique_ptr<FIX::SocketInitiator> initiator(log ? new FIX::SocketInitiator(app, store, settings, *log)
+                                                      : new FIX::SocketInitiator(app, store, settings));
+  initiator->start();
+  FIX::SessionID session;
+  if (!app.wait_logon(a.timeout_ms, session)) {
+    std::cerr << "qf-peer: no logon within " << a.timeout_ms << " ms" << std::endl;
+    initiator->stop(true);
+    return 1;
+  }
+  const std::string prefix = "QF" + std::to_string(::getpid()) + "-";
+  for (long i = 1; i <= a.orders; ++i) {
+    FIX::Message order = qf_peer::make_new_order_single(prefix + std::to_string(i), "HFT", 100, 10.25);
+    if (!FIX::Session::sendToTarget(order, session)) {
+      std::cerr << "qf-peer: could not send order " << i << std::endl;
+      break;
+    }
+  }
+  const long n = a.orders;
+  const bool require_fills = a.require_fills;
+  const bool complete = app.wait_for(a.timeout_ms, [n, require_fills](const qf_peer::TraderCounts& c) {
+    return c.acked + c.rejected >= n && (!require_fills || c.filled + c.rejected >= n);
+  });
+  // The fills follow the acks closely; give them a moment so the counts printed are final.
+  if (complete && !require_fills) {
+    app.wait_for(1000, [n](const qf_peer::TraderCounts& c) { return c.filled + c.rejected >= n; });
+  }
+  initiator->stop();
+  const qf_peer::TraderCounts c = app.counts();
+  std::cout << "orders=" << n << " execution_reports=" << c.execution_reports << " acked=" << c.acked
+            << " filled=" << c.filled << " rejected=" << c.rejected << " session_rejects=" << c.session_rejects
+            << " business_rejects=" << c.business_rejects << std::endl;
+  const bool ok = c.acked == n && (!require_fills || c.filled == n);
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = parse_args(argc, argv);
+  try {
+    if (a.mode == "trader") return run_trader(a);
+
+    const sigset_t stop_signals = block_stop_signals();
+    // A test wrapper killed hard cannot stop us itself: have the kernel send
+    // the SIGTERM we already wait for when the parent goes away.
+    if (a.exit_with_parent && ::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) {
+      throw std::runtime_error("prctl(PR_SET_PDEATHSIG) failed");
+    }
+    const int port = a.port != 0 ? a.port : qf_peer::pick_free_port();
+    std::string text = a.mode == "acceptor" ? qf_peer::conformance_acceptor_settings(port, a.spec_dir, a.sessions)
+                                            : qf_peer::load_with_placeholders(a.config, placeholders(a, port));
+    if (a.print_config) {
+      std::cout << text;
+      return 0;
+    }
+    std::istringstream in(text);
+    const FIX::SessionSettings settings = only_sessions(FIX::SessionSettings(in), a.sessions);
+    const int listening = listening_port(settings, port);
+    if (a.mode == "acceptor") {
+      qf_peer::EchoApplication app;
+      return run_acceptor_until_signal(app, settings, a, listening, stop_signals);
+    }
+    qf_peer::VenueApplication app(a.verbose);
+    return run_acceptor_until_signal(app, settings, a, listening, stop_signals);
+  } catch (const std::exception& e) {
+    std::cerr << "qf-peer: " << e.what() << std::endl;
+    return 2;
+  }
+}
