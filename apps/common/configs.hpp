@@ -1,0 +1,37 @@
+// Engine configurations the programs build from their command lines, as
+// QuickFIX-style INI text (the same text a user could put in a file).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace hft::apps {
+
+/// The conformance suite's acceptor: ten sessions on `port`, SenderCompID
+/// ISLD, ResetOnLogon, always open, dictionaries from `spec_dir`.
+[[nodiscard]] std::string conformance_acceptor_config(int port, const std::string& spec_dir);
+
+struct SimpleSession {
+  bool initiator = false;
+  std::string begin_string = "FIX.4.4";
+  std::string sender = "VENUE";
+  std::string target = "CLIENT";
+  std::string host = "127.0.0.1";
+  int port = 0;
+  int heartbeat = 30;
+  std::string store_dir;    ///< empty: in-memory store
+  std::string default_appl_ver_id = "FIX.5.0SP2";
+  std::string extra;        ///< more "Key=Value" lines for [DEFAULT]
+  /// Directory of the FIX XML dictionaries (FIX44.xml, FIXT11.xml, ...);
+  /// empty: only the built-in session-level dictionary (UseDataDictionary=N).
+  std::string spec_dir;
+};
+
+/// The dictionaries shipped with libhft (spec/ in the source tree, or
+/// share/libhft/spec when installed); HFT_SPEC_DIR overrides.
+[[nodiscard]] std::string default_spec_dir();
+
+/// One session, acceptor or initiator.
+[[nodiscard]] std::string simple_config(const SimpleSession& s);
+
+}  // namespace hft::apps

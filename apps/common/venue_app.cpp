@@ -1,0 +1,59 @@
+#include "common/venue_app.hpp"
+
+#include "hft/codec/encoder.hpp"
+#include "hft/engine/engine.hpp"
+
+namespace hft::apps {
+
+namespace tag = codec::tag;
+
+session::Decision VenueApplication::from_app(session::Session& session, const codec::MessageView& message) noexcept {
+  if (message.msg_type() != "D") return session::Decision::unsupported_message_type();
+  ++counters_.orders;
+  const std::uint64_t order_id = next_order_id_++;
+  if (!send_report(session, message, order_id, false)) return session::Decision::accept();
+  if (options_.fill) (void)send_report(session, message, order_id, true);
+  return session::Decision::accept();
+}
+
+bool VenueApplication::send_report(session::Session& session, const codec::MessageView& order,
+                                   std::uint64_t order_number, bool fill) noexcept {
+  const bool fix43_plus = session.version() >= codec::FixVersion::kFix43;
+  char order_id[24];
+  char exec_id[24];
+  order_id[0] = 'O';
+  const std::size_t order_id_len = 1 + codec::format_uint(order_id + 1, order_number);
+  exec_id[0] = 'E';
+  const std::size_t exec_id_len = 1 + codec::format_uint(exec_id + 1, next_exec_id_++);
+  const auto qty = order.get(tag::kOrderQty);
+  const auto price = order.get(tag::kPrice);
+  const auto status = session.send_app("8", engine::Engine::now(), [&](session::OutgoingMessage& m) {
+    m.add(tag::kOrderID, {order_id, order_id_len});
+    m.add(tag::kClOrdID, order.get(tag::kClOrdID));
+    m.add(tag::kExecID, {exec_id, exec_id_len});
+    if (!fix43_plus) m.add_char(20, '0');  // ExecTransType=New (FIX 4.0-4.2)
+    m.add_char(tag::kExecType, fill ? (fix43_plus ? 'F' : '2') : '0');
+    m.add_char(tag::kOrdStatus, fill ? '2' : '0');
+    m.add(tag::kSymbol, order.get(tag::kSymbol));
+    m.add(tag::kSide, order.get(tag::kSide));
+    m.add(tag::kOrderQty, qty);
+    if (!price.empty()) m.add(tag::kPrice, price);
+    if (fill) {
+      m.add(tag::kLastQty, qty);
+      m.add(tag::kLastPx, price.empty() ? std::string_view("0") : price);
+    }
+    m.add(tag::kLeavesQty, fill ? std::string_view("0") : qty);
+    m.add(tag::kCumQty, fill ? qty : std::string_view("0"));
+    m.add(tag::kAvgPx, fill && !price.empty() ? price : std::string_view("0"));
+    m.writer().add_timestamp(tag::kTransactTime, engine::Engine::now().utc_ns, codec::TimePrecision::kMillis,
+                    formatter_);
+  });
+  if (status != session::SendStatus::kOk) {
+    ++counters_.send_failures;
+    return false;
+  }
+  ++counters_.reports_sent;
+  return true;
+}
+
+}  // namespace hft::apps

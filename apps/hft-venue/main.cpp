@@ -1,0 +1,119 @@
+// hft-venue: a FIX acceptor that answers NewOrderSingle with ExecutionReports
+// (new, then fill), for demos and for the lab; or, with --conformance, the
+// echo acceptor the FIX session conformance suite expects.
+//
+//   hft-venue --port 9878 [--begin-string FIX.4.4] [--sender VENUE] [--target CLIENT]
+//   hft-venue --config venue.cfg
+//   hft-venue --conformance --spec-dir DIR --port 9878
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "common/conformance_app.hpp"
+#include "common/configs.hpp"
+#include "common/venue_app.hpp"
+#include "hft/core/cpu.hpp"
+#include "hft/engine/engine.hpp"
+#include "hft/engine/log.hpp"
+
+namespace {
+hft::engine::Engine* g_engine = nullptr;
+void on_signal(int) {
+  if (g_engine != nullptr) g_engine->request_stop();
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App cli{"hft-venue: FIX acceptor answering orders with execution reports"};
+  std::string config_path, spec_dir, begin_string = "FIX.4.4", sender = "VENUE", target = "CLIENT";
+  std::string store_dir, log_level = "info", port_file;
+  int port = 9878;
+  int core = -1;
+  bool conformance = false, no_fill = false, busy = false;
+  cli.add_option("--config", config_path, "QuickFIX-style session file (overrides the session flags)");
+  cli.add_option("--port", port, "port to listen on (0: any free port, see --port-file)");
+  cli.add_option("--port-file", port_file, "write the port listened on to this file once ready");
+  cli.add_option("--begin-string", begin_string, "FIX.4.2, FIX.4.4, FIXT.1.1, ...");
+  cli.add_option("--sender", sender, "our SenderCompID");
+  cli.add_option("--target", target, "the client's CompID");
+  cli.add_option("--store", store_dir, "journal directory (default: in memory)");
+  cli.add_option("--core", core, "pin the engine thread to this CPU");
+  cli.add_flag("--busy-poll", busy, "poll sockets without sleeping (burns a core)");
+  cli.add_flag("--no-fill", no_fill, "acknowledge orders without filling them");
+  cli.add_flag("--conformance", conformance, "behave as the conformance suite's echo acceptor");
+  cli.add_option("--spec-dir", spec_dir, "directory of the FIX XML dictionaries (default: the ones shipped)");
+  bool no_dictionary = false;
+  cli.add_flag("--no-dictionary", no_dictionary, "validate session-level messages only (built-in dictionary)");
+  cli.add_option("--log-level", log_level, "debug, info, warn or error");
+  CLI11_PARSE(cli, argc, argv);
+
+  hft::session::LogLevel level;
+  if (!hft::engine::parse_log_level(log_level, level)) {
+    std::fprintf(stderr, "hft-venue: --log-level: use debug, info, warn or error\n");
+    return 2;
+  }
+  if (core >= 0 && !hft::core::cpu_exists(core)) {
+    std::fprintf(stderr, "hft-venue: --core %d: no such CPU (this machine has %d)\n", core,
+                 hft::core::available_cpus());
+    return 2;
+  }
+  if (spec_dir.empty()) spec_dir = hft::apps::default_spec_dir();
+
+  std::string extra;
+  if (core >= 0) extra += "EngineThreadCore=" + std::to_string(core) + "\n";
+  if (busy) extra += "PollMode=busy\nIdleStrategy=busy-spin\n";
+  auto config = [&]() -> hft::Expected<hft::engine::Config> {
+    if (!config_path.empty()) return hft::engine::Config::load(config_path);
+    if (conformance) {
+      std::string text = hft::apps::conformance_acceptor_config(port, spec_dir);
+      text.insert(text.find('\n') + 1, extra);
+      return hft::engine::Config::parse(text, "<conformance>");
+    }
+    hft::apps::SimpleSession s;
+    s.begin_string = begin_string;
+    s.sender = sender;
+    s.target = target;
+    s.port = port;
+    s.store_dir = store_dir;
+    s.extra = extra;
+    if (!no_dictionary) s.spec_dir = spec_dir;
+    return hft::engine::Config::parse(hft::apps::simple_config(s), "<command line>");
+  }();
+  if (!config) {
+    std::fprintf(stderr, "hft-venue: %s\n", config.error().message.c_str());
+    return 2;
+  }
+
+  hft::engine::StreamLogger logger(level);
+  hft::apps::VenueApplication venue(hft::apps::VenueOptions{!no_fill});
+  hft::apps::ConformanceApplication echo;
+  hft::session::Application& app = conformance ? static_cast<hft::session::Application&>(echo) : venue;
+  auto engine = hft::engine::Engine::create(*config, app, &logger);
+  if (!engine) {
+    std::fprintf(stderr, "hft-venue: %s\n", engine.error().message.c_str());
+    return 2;
+  }
+  g_engine = engine->get();
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  const int bound = (*engine)->listen_port();
+  std::fprintf(stderr, "hft-venue: listening on port %d (%zu sessions)\n", bound, (*engine)->session_count());
+  if (!port_file.empty()) {
+    std::ofstream(port_file + ".tmp") << bound << "\n";
+    std::rename((port_file + ".tmp").c_str(), port_file.c_str());
+  }
+  if (core >= 0 && !hft::core::pin_current_thread(core)) {
+    std::fprintf(stderr, "hft-venue: cannot pin to CPU %d\n", core);
+    return 2;
+  }
+  (*engine)->run();
+  const auto& c = venue.counters();
+  if (!conformance) {
+    std::fprintf(stderr, "hft-venue: %llu orders, %llu reports, %llu send failures\n",
+                 static_cast<unsigned long long>(c.orders), static_cast<unsigned long long>(c.reports_sent),
+                 static_cast<unsigned long long>(c.send_failures));
+  }
+  return 0;
+}

@@ -1,0 +1,232 @@
+// Session configuration: a QuickFIX-style INI file, so that a QuickFIX user
+// can point libhft at the same file.
+//
+//   # comment (a line whose first non-blank character is '#')
+//   [DEFAULT]                 settings every session inherits
+//   ConnectionType=initiator
+//   HeartBtInt=30
+//   [SESSION]                 one per session; its own keys override DEFAULT
+//   BeginString=FIX.4.4
+//   SenderCompID=CLIENT
+//   TargetCompID=VENUE
+//   SocketConnectHost=10.0.0.1      primary endpoint
+//   SocketConnectPort=9876
+//   SocketConnectHost1=10.0.0.2     failover endpoints 1, 2, ...
+//   SocketConnectPort1=9876
+//
+// Keys are matched without regard to case (as QuickFIX does) and reported
+// with their canonical spelling; values are trimmed. Every key must be in
+// the schema (config_schema(), documented in docs/config.md); every value is
+// checked against its type when the file is read. Errors name the file,
+// the line and the key: "session.cfg:12: HeartBtInt: bad value "-5": ...".
+//
+// Start-up code: allocates freely, never on a hot path.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hft/core/expected.hpp"
+#include "hft/transport/connector.hpp"
+#include "hft/transport/listener.hpp"
+#include "hft/transport/reactor.hpp"
+
+namespace hft::engine {
+
+/// The type of a configuration value.
+enum class ValueType : std::uint8_t {
+  kString,     ///< any non-empty text
+  kPath,       ///< a file or directory path
+  kHost,       ///< a host name or numeric address
+  kInt,        ///< a decimal integer within [min, max]
+  kPort,       ///< a TCP port within [min, max]
+  kBool,       ///< Y or N
+  kDuration,   ///< a non-negative integer in the key's unit (s, ms or us)
+  kSize,       ///< bytes, with an optional K, M or G suffix (powers of 1024)
+  kTimeOfDay,  ///< HH:MM:SS
+  kDay,        ///< a day of the week: Sunday..Saturday, or the first 2 or 3 letters
+  kEnum,       ///< one of the listed choices (exact spelling)
+  kTimeZone,   ///< UTC, or an IANA zone name present in the zoneinfo database
+};
+
+/// How libhft treats a key QuickFIX defines.
+enum class KeySupport : std::uint8_t {
+  kSupported,    ///< has the documented effect
+  kIgnored,      ///< accepted (and type-checked) so QuickFIX files load; no effect
+  kUnsupported,  ///< a feature libhft does not have: any value but the default is an error
+};
+
+/// Where a key may appear.
+enum class KeyScope : std::uint8_t {
+  kSession,  ///< in [DEFAULT] (inherited) or in a [SESSION]
+  kEngine,   ///< engine-wide: only in [DEFAULT]
+};
+
+/// One entry of the schema.
+struct KeySpec {
+  std::string_view name = {};  ///< canonical spelling
+  ValueType type = ValueType::kString;
+  std::string_view default_value = {};  ///< empty: no default
+  std::string_view description = {};
+  std::string_view choices = {};  ///< kEnum (and optionally kInt): allowed values "a|b|c"
+  std::int64_t min = 0;           ///< kInt/kPort/kDuration/kSize: smallest value
+  std::int64_t max = 0;           ///< largest value
+  std::int64_t unit_ns = 0;       ///< kDuration: nanoseconds per unit
+  KeyScope scope = KeyScope::kSession;
+  KeySupport support = KeySupport::kSupported;
+  bool numbered = false;   ///< also accepted as <name>1, <name>2, ... (failover endpoints)
+  bool qualified = false;  ///< also accepted as <name>.<qualifier> (e.g. AppDataDictionary.FIX.5.0SP2)
+  bool prefix = false;     ///< a family: every key starting with name (less the final '*')
+};
+
+/// Every key libhft knows, in documentation order.
+[[nodiscard]] std::span<const KeySpec> config_schema() noexcept;
+
+/// The schema entry for `key` (any case; numbered/qualified forms included),
+/// or nullptr if unknown.
+[[nodiscard]] const KeySpec* find_key_spec(std::string_view key) noexcept;
+
+/// The schema as the Markdown table of docs/config.md (key, type, default,
+/// meaning), one row per key.
+[[nodiscard]] std::string config_schema_markdown();
+
+/// A time of day, as in StartTime=HH:MM:SS.
+struct TimeOfDay {
+  int hour = 0;
+  int minute = 0;
+  int second = 0;
+  [[nodiscard]] constexpr int seconds_since_midnight() const noexcept {
+    return hour * 3600 + minute * 60 + second;
+  }
+  friend constexpr bool operator==(const TimeOfDay&, const TimeOfDay&) = default;
+};
+
+enum class ConnectionType : std::uint8_t { kInitiator, kAcceptor };
+
+/// A session's identity, QuickFIX/J style (sub and location IDs included).
+struct SessionId {
+  std::string begin_string;
+  std::string sender_comp_id;
+  std::string sender_sub_id;
+  std::string sender_location_id;
+  std::string target_comp_id;
+  std::string target_sub_id;
+  std::string target_location_id;
+  std::string qualifier;
+
+  /// "FIX.4.4:SENDER[/SUB[/LOC]]->TARGET[/SUB[/LOC]][:QUALIFIER]".
+  [[nodiscard]] std::string to_string() const;
+  friend bool operator==(const SessionId&, const SessionId&) = default;
+};
+
+/// One value as written in the file.
+struct Setting {
+  std::string key;         ///< canonical spelling (with its number or qualifier)
+  std::string value;       ///< trimmed text
+  int line = 0;            ///< line of the file it is on
+  bool inherited = false;  ///< from [DEFAULT] (for a session's view)
+};
+
+/// [DEFAULT], or a [SESSION] merged with [DEFAULT]. Every getter returns
+/// the value set here (or inherited), else the schema default; the Error of
+/// a getter names file:line:key: the key is unknown, of another type, or
+/// unset without a default. Values were checked on load, so a present value
+/// always converts.
+class Section {
+ public:
+  enum class Kind : std::uint8_t { kDefault, kSession };
+
+  [[nodiscard]] Kind kind() const noexcept { return kind_; }
+  /// Line of the section header (0 for an absent [DEFAULT]).
+  [[nodiscard]] int line() const noexcept { return line_; }
+  [[nodiscard]] const std::string& file() const noexcept { return file_; }
+
+  /// True if `key` is set here or inherited (a schema default does not count).
+  [[nodiscard]] bool has(std::string_view key) const;
+  /// The setting of `key`, or nullptr.
+  [[nodiscard]] const Setting* find(std::string_view key) const;
+  /// "file:line" of the value of `key`, or of the section if it is not set:
+  /// for the engine's own error messages (e.g. a DataDictionary that fails
+  /// to load).
+  [[nodiscard]] std::string where(std::string_view key) const;
+  /// All settings, own and inherited, in file order ([DEFAULT] first).
+  [[nodiscard]] const std::vector<Setting>& settings() const noexcept { return settings_; }
+
+  /// The text of any key, as written (trimmed) or its default.
+  [[nodiscard]] Expected<std::string> get_string(std::string_view key) const;
+  /// kInt and kPort keys; also kDuration keys, as the number written (in the key's unit).
+  [[nodiscard]] Expected<std::int64_t> get_int(std::string_view key) const;
+  [[nodiscard]] Expected<bool> get_bool(std::string_view key) const;
+  [[nodiscard]] Expected<std::chrono::nanoseconds> get_duration(std::string_view key) const;
+  [[nodiscard]] Expected<std::uint64_t> get_size(std::string_view key) const;
+  [[nodiscard]] Expected<TimeOfDay> get_time(std::string_view key) const;
+  [[nodiscard]] Expected<std::chrono::weekday> get_day(std::string_view key) const;
+
+  /// A [SESSION]'s identity (empty for [DEFAULT]).
+  [[nodiscard]] const SessionId& session_id() const noexcept { return id_; }
+  /// A [SESSION]'s ConnectionType.
+  [[nodiscard]] ConnectionType connection_type() const noexcept { return type_; }
+  /// An initiator's endpoints: SocketConnectHost/Port, then
+  /// SocketConnectHost1/Port1, 2, ... (empty for an acceptor).
+  [[nodiscard]] const std::vector<transport::Endpoint>& connect_endpoints() const noexcept {
+    return endpoints_;
+  }
+
+ private:
+  friend class Config;
+  friend class ConfigParser;
+  [[nodiscard]] Error error(std::string_view key, const std::string& message) const;
+  // The text of `key` (set, inherited or the default) if its type is one of `types`.
+  [[nodiscard]] Expected<std::string_view> text_of(std::string_view key,
+                                                   std::initializer_list<ValueType> types) const;
+
+  Kind kind_ = Kind::kDefault;
+  int line_ = 0;
+  std::string file_;
+  std::vector<Setting> settings_;
+  SessionId id_;
+  ConnectionType type_ = ConnectionType::kInitiator;
+  std::vector<transport::Endpoint> endpoints_;
+};
+
+/// A whole configuration file.
+class Config {
+ public:
+  /// Reads and checks `path`. Error: the file cannot be read, or the first
+  /// problem found, as "path:line: Key: what is wrong".
+  [[nodiscard]] static Expected<Config> load(const std::string& path);
+  /// Parses `text` as if read from `file_name` (used in messages).
+  [[nodiscard]] static Expected<Config> parse(std::string_view text, const std::string& file_name);
+
+  [[nodiscard]] const std::string& file() const noexcept { return defaults_.file(); }
+  /// [DEFAULT] alone; engine-wide keys (EngineThreadCore, PollMode, ...) are read here.
+  [[nodiscard]] const Section& defaults() const noexcept { return defaults_; }
+  /// The [SESSION]s in file order, each merged with [DEFAULT].
+  [[nodiscard]] const std::vector<Section>& sessions() const noexcept { return sessions_; }
+  /// The session with `id`, or nullptr.
+  [[nodiscard]] const Section* find_session(const SessionId& id) const noexcept;
+
+ private:
+  friend class ConfigParser;
+  Section defaults_;
+  std::vector<Section> sessions_;
+};
+
+/// Reactor options from the engine-wide keys of [DEFAULT] (PollMode,
+/// EpollTimeoutMs, EngineThreadCore, IdleStrategy, MaxConnections).
+[[nodiscard]] Expected<transport::ReactorOptions> reactor_options(const Config& config);
+/// Socket options of a session (SocketNodelay, SocketQuickAck, SocketBusyPoll,
+/// SocketSendBufferSize, SocketReceiveBufferSize).
+[[nodiscard]] Expected<transport::SocketOptions> socket_options(const Section& session);
+/// Connector options of an initiator session (endpoints, ReconnectInterval,
+/// SocketConnectTimeoutMs, socket options, ReceiveBufferSize, SendBufferSize).
+[[nodiscard]] Expected<transport::ConnectorOptions> connector_options(const Section& session);
+/// Listener options of an acceptor session (SocketAcceptHost, SocketAcceptPort, ...).
+[[nodiscard]] Expected<transport::ListenerOptions> listener_options(const Section& session);
+
+}  // namespace hft::engine

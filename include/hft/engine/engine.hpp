@@ -1,0 +1,101 @@
+// The engine: wiring of configuration -> sessions + stores + transports.
+//
+//   Config (INI) ──► Engine ──┬─ Reactor (one thread: every socket, timers)
+//                             ├─ JournalService (segment pre-creation, flush)
+//                             └─ per [SESSION]: Session + store + Connector
+//                                (initiator) or a route on a Listener (acceptor)
+//
+// Acceptors: one listener per SocketAcceptPort; a new connection stays
+// unbound until its first complete message, whose BeginString and CompIDs
+// name the session (several sessions per port). Unknown sessions and second
+// connections for a session that is already connected are logged and closed.
+//
+// Threading: everything runs on the thread that calls poll()/run() (the
+// application's callbacks too, and sends made from them). Sending from that
+// thread between polls is the lowest-latency way (no hand-off); a thread
+// that is not the engine's must not touch a Session.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hft/core/expected.hpp"
+#include "hft/engine/config.hpp"
+#include "hft/engine/log.hpp"
+#include "hft/session/application.hpp"
+#include "hft/session/session.hpp"
+
+namespace hft::transport {
+class Reactor;
+}
+namespace hft::store {
+class JournalService;
+}
+
+namespace hft::engine {
+
+/// Counters of the whole engine (monotonic).
+struct EngineStats {
+  std::uint64_t connections_accepted = 0;
+  std::uint64_t unknown_session_refused = 0;  ///< first message named no configured session
+  std::uint64_t duplicate_refused = 0;        ///< session already had a connection
+  std::uint64_t garbled_first_message = 0;    ///< closed before any session was found
+  std::uint64_t send_overflows = 0;           ///< socket send buffer full: connection closed
+};
+
+class Engine {
+ public:
+  /// Builds every session of `config`: dictionaries loaded, stores opened
+  /// (FileStorePath: journals; none: in memory), listeners bound, connectors
+  /// created. `app` and `log` must outlive the engine. Errors name the
+  /// file, line and key at fault.
+  [[nodiscard]] static Expected<std::unique_ptr<Engine>> create(const Config& config,
+                                                                session::Application& app,
+                                                                session::Logger* log = nullptr);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// One pass of the event loop: sockets, timers. Returns the work done.
+  int poll() noexcept;
+  /// Loops poll() with the configured idle strategy until stop() is asked
+  /// (from any thread); then logs out every session (waiting up to its
+  /// LogoutTimeout) and returns.
+  void run();
+  /// Asks run() to finish. Any thread.
+  void request_stop() noexcept { stop_.store(true, std::memory_order_release); }
+  /// Logs out every logged-on session and keeps polling until all are
+  /// disconnected or `timeout_ns` passed. Engine thread only.
+  void logout_all(std::int64_t timeout_ns);
+
+  /// The current time in the session's two domains.
+  [[nodiscard]] static session::Instant now() noexcept;
+
+  [[nodiscard]] std::size_t session_count() const noexcept;
+  [[nodiscard]] session::Session& session(std::size_t index) noexcept;
+  /// The session with `id` (qualifier included), or nullptr.
+  [[nodiscard]] session::Session* find(const session::SessionID& id) noexcept;
+  [[nodiscard]] const EngineStats& stats() const noexcept { return stats_; }
+  /// Port a listener is bound to (useful with SocketAcceptPort=0), or 0.
+  [[nodiscard]] int listen_port(std::size_t listener_index = 0) const noexcept;
+
+ private:
+  struct Slot;
+  class Handler;
+  Engine();
+
+  std::unique_ptr<transport::Reactor> reactor_;
+  std::unique_ptr<store::JournalService> journal_service_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::unique_ptr<Handler> handler_;
+  std::vector<int> ports_;
+  session::Logger* log_ = nullptr;
+  EngineStats stats_{};
+  core::IdleKind idle_ = core::IdleKind::kBusySpin;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace hft::engine

@@ -1,0 +1,306 @@
+// The configuration schema: every key libhft reads, with its type, default
+// and meaning. docs/config.md is generated from this table
+// (config_schema_markdown()) and a test keeps the two equal.
+#include <array>
+
+#include "hft/engine/config.hpp"
+
+namespace hft::engine {
+
+namespace {
+
+constexpr std::int64_t kSec = 1'000'000'000;
+constexpr std::int64_t kMilli = 1'000'000;
+constexpr std::int64_t kMicro = 1'000;
+constexpr std::int64_t kKiB = 1024;
+constexpr std::int64_t kMiB = 1024 * kKiB;
+constexpr std::int64_t kGiB = 1024 * kMiB;
+
+using T = ValueType;
+using S = KeySupport;
+constexpr KeyScope kEngine = KeyScope::kEngine;
+
+constexpr std::array kSchema = {
+    // --- Session identity -------------------------------------------------
+    KeySpec{.name = "ConnectionType", .type = T::kEnum,
+            .description = "Required. `initiator` connects out to SocketConnectHost/Port; `acceptor` listens on "
+                           "SocketAcceptPort.",
+            .choices = "initiator|acceptor"},
+    KeySpec{.name = "BeginString", .type = T::kEnum,
+            .description = "Required. FIX version of the session (tag 8). FIXT.1.1 needs DefaultApplVerID.",
+            .choices = "FIX.4.0|FIX.4.1|FIX.4.2|FIX.4.3|FIX.4.4|FIXT.1.1"},
+    KeySpec{.name = "SenderCompID", .type = T::kString, .description = "Required. Our CompID (tag 49)."},
+    KeySpec{.name = "SenderSubID", .type = T::kString,
+            .description = "Our SubID (tag 50), sent on every message; part of the session identity."},
+    KeySpec{.name = "SenderLocationID", .type = T::kString,
+            .description = "Our LocationID (tag 142), sent on every message; part of the session identity."},
+    KeySpec{.name = "TargetCompID", .type = T::kString, .description = "Required. The counterparty's CompID (tag 56)."},
+    KeySpec{.name = "TargetSubID", .type = T::kString,
+            .description = "The counterparty's SubID (tag 57); part of the session identity."},
+    KeySpec{.name = "TargetLocationID", .type = T::kString,
+            .description = "The counterparty's LocationID (tag 143); part of the session identity."},
+    KeySpec{.name = "SessionQualifier", .type = T::kString,
+            .description = "Distinguishes initiator sessions that share CompIDs. Not allowed for an acceptor."},
+    KeySpec{.name = "DefaultApplVerID", .type = T::kEnum,
+            .description = "Required with BeginString=FIXT.1.1: application version (tag 1137 in Logon), as a "
+                           "number or a name.",
+            .choices = "2|3|4|5|6|7|8|9|FIX.4.0|FIX.4.1|FIX.4.2|FIX.4.3|FIX.4.4|FIX.5.0|FIX.5.0SP1|FIX.5.0SP2"},
+
+    // --- Schedule ---------------------------------------------------------
+    KeySpec{.name = "StartTime", .type = T::kTimeOfDay,
+            .description = "Required unless NonStopSession=Y. Daily (or, with StartDay, weekly) session start."},
+    KeySpec{.name = "EndTime", .type = T::kTimeOfDay,
+            .description = "Required unless NonStopSession=Y. Session end: sequence numbers reset at the next "
+                           "start. Equal to StartTime: a 24-hour session."},
+    KeySpec{.name = "StartDay", .type = T::kDay,
+            .description = "First day of a weekly session; needs EndDay."},
+    KeySpec{.name = "EndDay", .type = T::kDay, .description = "Last day of a weekly session; needs StartDay."},
+    KeySpec{.name = "LogonTime", .type = T::kTimeOfDay,
+            .description = "Initiator: earliest time to log on, within StartTime..EndTime. Default: StartTime."},
+    KeySpec{.name = "LogoutTime", .type = T::kTimeOfDay,
+            .description = "Time to log out, within StartTime..EndTime. Default: EndTime."},
+    KeySpec{.name = "LogonDay", .type = T::kDay, .description = "Weekly sessions: day of LogonTime. Default: StartDay."},
+    KeySpec{.name = "LogoutDay", .type = T::kDay, .description = "Weekly sessions: day of LogoutTime. Default: EndDay."},
+    KeySpec{.name = "TimeZone", .type = T::kTimeZone,
+            .description = "Time zone of the schedule times (IANA name such as America/New_York). Default: UTC. "
+                           "Not together with UseLocalTime=Y."},
+    KeySpec{.name = "UseLocalTime", .type = T::kBool, .default_value = "N",
+            .description = "Schedule times are in the host's local time instead of UTC."},
+    KeySpec{.name = "NonStopSession", .type = T::kBool, .default_value = "N",
+            .description = "Y: the session never ends; StartTime/EndTime are not needed."},
+
+    // --- Session protocol -------------------------------------------------
+    KeySpec{.name = "HeartBtInt", .type = T::kDuration,
+            .description = "Heartbeat interval sent in Logon (tag 108). Required (> 0) for an initiator; an "
+                           "acceptor uses the counterparty's.",
+            .min = 0, .max = 86400, .unit_ns = kSec},
+    KeySpec{.name = "LogonTimeout", .type = T::kDuration, .default_value = "10",
+            .description = "Time to wait for the Logon answer before disconnecting.", .min = 1, .max = 3600,
+            .unit_ns = kSec},
+    KeySpec{.name = "LogoutTimeout", .type = T::kDuration, .default_value = "2",
+            .description = "Time to wait for the Logout answer before disconnecting.", .min = 1, .max = 3600,
+            .unit_ns = kSec},
+    KeySpec{.name = "ReconnectInterval", .type = T::kDuration, .default_value = "30",
+            .description = "Initiator: wait between rounds of connection attempts and after a disconnect.",
+            .min = 0, .max = 86400, .unit_ns = kSec},
+    KeySpec{.name = "ResetOnLogon", .type = T::kBool, .default_value = "N",
+            .description = "Reset both sequence numbers to 1 at every Logon (sends 141=Y)."},
+    KeySpec{.name = "ResetOnLogout", .type = T::kBool, .default_value = "N",
+            .description = "Reset both sequence numbers to 1 after a normal Logout."},
+    KeySpec{.name = "ResetOnDisconnect", .type = T::kBool, .default_value = "N",
+            .description = "Reset both sequence numbers to 1 after any disconnect."},
+    KeySpec{.name = "SendResetSeqNumFlag", .type = T::kBool, .default_value = "N",
+            .description = "Initiator: send ResetSeqNumFlag (141=Y) in Logon without resetting at other times."},
+    KeySpec{.name = "RefreshOnLogon", .type = T::kBool, .default_value = "N",
+            .description = "Reload sequence numbers from the journal at Logon (for a hot standby taking over)."},
+    KeySpec{.name = "SendRedundantResendRequests", .type = T::kBool, .default_value = "N",
+            .description = "Send a ResendRequest for a gap even if one covering it is outstanding."},
+    KeySpec{.name = "ResendRequestChunkSize", .type = T::kInt, .default_value = "0",
+            .description = "Ask for at most this many messages per ResendRequest; 0: the whole gap at once.",
+            .min = 0, .max = 1'000'000},
+    KeySpec{.name = "SendNextExpectedMsgSeqNum", .type = T::kBool, .default_value = "N",
+            .description = "Send NextExpectedMsgSeqNum (tag 789) in Logon and recover gaps from it (FIX.4.4+)."},
+    KeySpec{.name = "CheckCompID", .type = T::kBool, .default_value = "Y",
+            .description = "Reject messages whose CompIDs do not match the session."},
+    KeySpec{.name = "CheckLatency", .type = T::kBool, .default_value = "Y",
+            .description = "Reject messages whose SendingTime is further than MaxLatency from now."},
+    KeySpec{.name = "MaxLatency", .type = T::kDuration, .default_value = "120",
+            .description = "Largest allowed SendingTime difference with CheckLatency=Y.", .min = 1,
+            .max = 86400, .unit_ns = kSec},
+    KeySpec{.name = "MillisecondsInTimeStamp", .type = T::kBool, .default_value = "Y",
+            .description = "Timestamps carry milliseconds (FIX.4.2+), unless TimestampPrecision says otherwise."},
+    KeySpec{.name = "TimestampPrecision", .type = T::kInt, .default_value = "3",
+            .description = "Digits of fractional seconds in SendingTime and other timestamps; overrides "
+                           "MillisecondsInTimeStamp.",
+            .choices = "0|3|6|9", .min = 0, .max = 9},
+    KeySpec{.name = "PersistMessages", .type = T::kBool, .default_value = "Y",
+            .description = "Journal messages under FileStorePath so a ResendRequest replays them and sequence "
+                           "numbers survive a restart; N: no journal, resends are answered with a gap fill."},
+    KeySpec{.name = "UseDataDictionary", .type = T::kBool, .default_value = "Y",
+            .description = "Validate messages against DataDictionary (or Transport/AppDataDictionary for "
+                           "FIXT.1.1), which is then required. N: session messages only (built in)."},
+    KeySpec{.name = "DataDictionary", .type = T::kPath,
+            .description = "QuickFIX XML dictionary for FIX.4.x sessions."},
+    KeySpec{.name = "TransportDataDictionary", .type = T::kPath,
+            .description = "QuickFIX XML dictionary of the FIXT.1.1 session layer."},
+    KeySpec{.name = "AppDataDictionary", .type = T::kPath,
+            .description = "FIXT.1.1 application dictionary; AppDataDictionary.<version> (e.g. "
+                           "AppDataDictionary.FIX.5.0SP2) adds one per application version.",
+            .qualified = true},
+    KeySpec{.name = "ValidateLengthAndChecksum", .type = T::kBool, .default_value = "Y",
+            .description = "Drop messages whose BodyLength or CheckSum is wrong."},
+    KeySpec{.name = "ValidateFieldsOutOfOrder", .type = T::kBool, .default_value = "Y",
+            .description = "Reject header/body/trailer fields out of place."},
+    KeySpec{.name = "ValidateFieldsHaveValues", .type = T::kBool, .default_value = "Y",
+            .description = "Reject fields with empty values."},
+    KeySpec{.name = "ValidateUserDefinedFields", .type = T::kBool, .default_value = "Y",
+            .description = "Validate user-defined fields (tags 5000-9999) against the dictionary."},
+    KeySpec{.name = "AllowUnknownMsgFields", .type = T::kBool, .default_value = "N",
+            .description = "Accept fields not defined for the message type instead of rejecting it."},
+    KeySpec{.name = "PreserveMessageFieldsOrder", .type = T::kBool, .default_value = "N",
+            .description = "Accepted and ignored: libhft parses in place and always keeps the wire order.",
+            .support = S::kIgnored},
+    KeySpec{.name = "MaxMessageSize", .type = T::kSize, .default_value = "64K",
+            .description = "Largest inbound message accepted; a larger BodyLength is garbled and dropped. At "
+                           "most ReceiveBufferSize.",
+            .min = 256, .max = kGiB},
+    KeySpec{.name = "MaxResendBatch", .type = T::kInt, .default_value = "1000",
+            .description = "Messages replayed per loop pass when answering a ResendRequest, so a long replay "
+                           "does not stall other sessions.",
+            .min = 1, .max = 1'000'000},
+
+    // --- Sockets ----------------------------------------------------------
+    KeySpec{.name = "SocketConnectHost", .type = T::kHost,
+            .description = "Initiator, required: primary host. SocketConnectHost1, 2, ... are failover hosts, "
+                           "tried in order.",
+            .numbered = true},
+    KeySpec{.name = "SocketConnectPort", .type = T::kPort,
+            .description = "Initiator, required: primary port. SocketConnectPort1, 2, ... go with "
+                           "SocketConnectHost1, 2, ...",
+            .min = 1, .max = 65535, .numbered = true},
+    KeySpec{.name = "SocketConnectSourceHost", .type = T::kHost,
+            .description = "Not supported: libhft does not bind the local address of outgoing connections.",
+            .support = S::kUnsupported, .numbered = true},
+    KeySpec{.name = "SocketConnectSourcePort", .type = T::kPort,
+            .description = "Not supported: libhft does not bind the local port of outgoing connections.",
+            .min = 0, .max = 65535, .support = S::kUnsupported, .numbered = true},
+    KeySpec{.name = "SocketConnectTimeoutMs", .type = T::kDuration, .default_value = "5000",
+            .description = "Initiator: a connect attempt with no answer after this long fails; the next "
+                           "endpoint is tried.",
+            .min = 1, .max = 600'000, .unit_ns = kMilli},
+    KeySpec{.name = "SocketAcceptPort", .type = T::kPort,
+            .description = "Acceptor, required: port to listen on (0: any free port).", .min = 0, .max = 65535},
+    KeySpec{.name = "SocketAcceptHost", .type = T::kHost, .default_value = "0.0.0.0",
+            .description = "Acceptor: local address to listen on (`::` for all IPv6 addresses)."},
+    KeySpec{.name = "SocketReuseAddress", .type = T::kBool, .default_value = "Y",
+            .description = "Accepted and ignored: libhft always sets SO_REUSEADDR on listening sockets.",
+            .support = S::kIgnored},
+    KeySpec{.name = "SocketNodelay", .type = T::kBool, .default_value = "Y",
+            .description = "TCP_NODELAY: send small messages at once (no Nagle coalescing)."},
+    KeySpec{.name = "SocketQuickAck", .type = T::kBool, .default_value = "N",
+            .description = "TCP_QUICKACK, re-armed after every read: acknowledge at once instead of delaying."},
+    KeySpec{.name = "SocketBusyPoll", .type = T::kDuration, .default_value = "0",
+            .description = "SO_BUSY_POLL: the kernel spins on the device queue for up to this long in a read "
+                           "(0: off). Needs CAP_NET_ADMIN above net.core.busy_read; a refusal is logged.",
+            .min = 0, .max = 1'000'000, .unit_ns = kMicro},
+    KeySpec{.name = "SocketSendBufferSize", .type = T::kSize, .default_value = "0",
+            .description = "SO_SNDBUF (the kernel doubles it); 0: system default.", .min = 0, .max = kGiB},
+    KeySpec{.name = "SocketReceiveBufferSize", .type = T::kSize, .default_value = "0",
+            .description = "SO_RCVBUF (the kernel doubles it); 0: system default.", .min = 0, .max = kGiB},
+    KeySpec{.name = "ReceiveBufferSize", .type = T::kSize, .default_value = "1M",
+            .description = "The connection's receive buffer in user space, allocated once; a full buffer "
+                           "closes the connection instead of growing.",
+            .min = 4 * kKiB, .max = kGiB},
+    KeySpec{.name = "SendBufferSize", .type = T::kSize, .default_value = "64K",
+            .description = "Outbound buffer for bytes the socket could not take at once; when full, sends "
+                           "report an overflow.",
+            .min = 0, .max = kGiB},
+    KeySpec{.name = "SocketUseSSL", .type = T::kBool, .default_value = "N",
+            .description = "Not supported: libhft has no TLS; terminate TLS in front of it (e.g. stunnel).",
+            .support = S::kUnsupported},
+    KeySpec{.name = "ServerCertificateFile", .type = T::kPath, .description = "Not supported: libhft has no TLS (terminate TLS in front of it).",
+            .support = S::kUnsupported},
+    KeySpec{.name = "ServerCertificateKeyFile", .type = T::kPath, .description = "Not supported: libhft has no TLS (terminate TLS in front of it).",
+            .support = S::kUnsupported},
+    KeySpec{.name = "ClientCertificateFile", .type = T::kPath, .description = "Not supported: libhft has no TLS (terminate TLS in front of it).",
+            .support = S::kUnsupported},
+    KeySpec{.name = "ClientCertificateKeyFile", .type = T::kPath, .description = "Not supported: libhft has no TLS (terminate TLS in front of it).",
+            .support = S::kUnsupported},
+    KeySpec{.name = "CertificationAuthoritiesFile", .type = T::kPath, .description = "Not supported: libhft has no TLS (terminate TLS in front of it).",
+            .support = S::kUnsupported},
+    KeySpec{.name = "CertificationAuthoritiesDirectory", .type = T::kPath, .description = "Not supported: libhft has no TLS (terminate TLS in front of it).",
+            .support = S::kUnsupported},
+    KeySpec{.name = "CertificateRevocationListFile", .type = T::kPath, .description = "Not supported: libhft has no TLS (terminate TLS in front of it).",
+            .support = S::kUnsupported},
+    KeySpec{.name = "CertificateRevocationListDirectory", .type = T::kPath,
+            .description = "Not supported: libhft has no TLS (terminate TLS in front of it).", .support = S::kUnsupported},
+    KeySpec{.name = "CertificateVerifyLevel", .type = T::kInt, .description = "Not supported: libhft has no TLS (terminate TLS in front of it).", .min = 0,
+            .max = 3, .support = S::kUnsupported},
+    KeySpec{.name = "SSLProtocol", .type = T::kString, .description = "Not supported: libhft has no TLS (terminate TLS in front of it).",
+            .support = S::kUnsupported},
+    KeySpec{.name = "SSLCipherSuite", .type = T::kString, .description = "Not supported: libhft has no TLS (terminate TLS in front of it).",
+            .support = S::kUnsupported},
+
+    // --- Journal and storage ----------------------------------------------
+    KeySpec{.name = "FileStorePath", .type = T::kPath,
+            .description = "Directory of the session's journals and sequence numbers (created if missing). "
+                           "Unset, or PersistMessages=N: kept in memory only, so sequence numbers restart at 1 "
+                           "with the process."},
+    KeySpec{.name = "JournalSegmentSize", .type = T::kSize, .default_value = "64M",
+            .description = "Size of one journal segment file; the next one is prepared in the background.",
+            .min = kMiB, .max = 64 * kGiB},
+    KeySpec{.name = "JournalDurability", .type = T::kEnum, .default_value = "os",
+            .description = "`none`: memory only; `os`: survives a process crash (mapped file); `fsync`: also "
+                           "flushed every JournalFsyncIntervalMs; `sync`: every append flushed (slow).",
+            .choices = "none|os|fsync|sync"},
+    KeySpec{.name = "JournalFsyncIntervalMs", .type = T::kDuration, .default_value = "100",
+            .description = "With JournalDurability=fsync: the longest window of loss on power failure.",
+            .min = 1, .max = 60'000, .unit_ns = kMilli},
+    KeySpec{.name = "JournalRetainSegments", .type = T::kInt, .default_value = "0",
+            .description = "Finished segments kept per journal; older ones are deleted. 0: keep all.",
+            .min = 0, .max = 1'000'000},
+    KeySpec{.name = "FileLogPath", .type = T::kPath,
+            .description = "Accepted and ignored: the journal under FileStorePath holds every message; events "
+                           "go to LogFile.",
+            .support = S::kIgnored},
+    KeySpec{.name = "FileLogBackupPath", .type = T::kPath, .description = "Accepted and ignored.",
+            .support = S::kIgnored},
+    KeySpec{.name = "ScreenLogShowIncoming", .type = T::kBool, .description = "Accepted and ignored.",
+            .support = S::kIgnored},
+    KeySpec{.name = "ScreenLogShowOutgoing", .type = T::kBool, .description = "Accepted and ignored.",
+            .support = S::kIgnored},
+    KeySpec{.name = "ScreenLogShowEvents", .type = T::kBool, .description = "Accepted and ignored.",
+            .support = S::kIgnored},
+    KeySpec{.name = "ScreenLogShowHeartBeats", .type = T::kBool, .description = "Accepted and ignored.",
+            .support = S::kIgnored},
+    KeySpec{.name = "MySQL*", .type = T::kString,
+            .description = "QuickFIX MySQL store and log settings: accepted and ignored (libhft uses its "
+                           "journal).",
+            .support = S::kIgnored, .prefix = true},
+    KeySpec{.name = "PostgreSQL*", .type = T::kString,
+            .description = "QuickFIX PostgreSQL store and log settings: accepted and ignored.",
+            .support = S::kIgnored, .prefix = true},
+    KeySpec{.name = "Odbc*", .type = T::kString,
+            .description = "QuickFIX ODBC store and log settings: accepted and ignored.", .support = S::kIgnored,
+            .prefix = true},
+
+    // --- Engine (only in [DEFAULT]) ---------------------------------------
+    KeySpec{.name = "PollMode", .type = T::kEnum, .default_value = "epoll",
+            .description = "`busy`: a non-blocking read on every socket in a loop (lowest latency, burns the "
+                           "core); `epoll`: wait in epoll_wait up to EpollTimeoutMs.",
+            .choices = "busy|epoll", .scope = kEngine},
+    KeySpec{.name = "EpollTimeoutMs", .type = T::kDuration, .default_value = "1",
+            .description = "With PollMode=epoll: longest wait for socket events (0: never block).", .min = 0,
+            .max = 1000, .unit_ns = kMilli, .scope = kEngine},
+    KeySpec{.name = "IdleStrategy", .type = T::kEnum, .default_value = "backoff",
+            .description = "What the engine thread does after a pass with no work: `busy-spin`, `backoff` "
+                           "(spin, yield, then sleep up to 1 ms) or `sleep` (1 ms).",
+            .choices = "busy-spin|backoff|sleep", .scope = kEngine},
+    KeySpec{.name = "TimerIntervalMs", .type = T::kDuration, .default_value = "10",
+            .description = "Period of the sessions' timer checks (heartbeats, TestRequest, logon and logout "
+                           "timeouts, schedule).",
+            .min = 1, .max = 1000, .unit_ns = kMilli, .scope = kEngine},
+    KeySpec{.name = "EngineThreadCore", .type = T::kInt, .default_value = "-1",
+            .description = "CPU to pin the engine thread to; -1: not pinned.", .min = -1, .max = 4095,
+            .scope = kEngine},
+    KeySpec{.name = "JournalThreadCore", .type = T::kInt, .default_value = "-1",
+            .description = "CPU to pin the journal helper thread to; -1: not pinned.", .min = -1, .max = 4095,
+            .scope = kEngine},
+    KeySpec{.name = "MaxConnections", .type = T::kInt, .default_value = "64",
+            .description = "Connections open at once (slots preallocated at start; more are refused).",
+            .min = 1, .max = 65536, .scope = kEngine},
+    KeySpec{.name = "LogLevel", .type = T::kEnum, .default_value = "info",
+            .description = "Least severe event logged.", .choices = "trace|debug|info|warn|error|off",
+            .scope = kEngine},
+    KeySpec{.name = "LogFile", .type = T::kPath,
+            .description = "File for the engine's event log. Default: standard error.", .scope = kEngine},
+    KeySpec{.name = "HttpAcceptPort", .type = T::kPort,
+            .description = "Accepted and ignored: QuickFIX's HTTP status page.", .min = 0, .max = 65535,
+            .scope = kEngine, .support = S::kIgnored},
+};
+
+}  // namespace
+
+std::span<const KeySpec> config_schema() noexcept { return kSchema; }
+
+}  // namespace hft::engine

@@ -1,0 +1,182 @@
+#include "hft/engine/session_config.hpp"
+
+#include <algorithm>
+
+namespace hft::engine {
+namespace {
+
+// Getters of Section return Expected<T>; this unwraps into `out` or returns the error.
+#define HFT_GET(out, expr)           \
+  do {                               \
+    auto hft_v_ = (expr);            \
+    if (!hft_v_) return hft_v_.error(); \
+    (out) = *hft_v_;                 \
+  } while (0)
+
+template <typename T>
+Expected<void> get_optional_bool(const Section& s, std::string_view key, T& out) {
+  auto v = s.get_bool(key);
+  if (!v) return v.error();
+  out = *v;
+  return {};
+}
+
+}  // namespace
+
+Expected<std::shared_ptr<const codec::Dictionary>> DictionaryCache::get(const std::string& path,
+                                                                        const std::string& where) {
+  auto it = loaded_.find(path);
+  if (it != loaded_.end()) return it->second;
+  auto loaded = codec::Dictionary::load_file(path);
+  if (!loaded) return Error{where + ": " + loaded.error().message};
+  loaded_.emplace(path, *loaded);
+  return *loaded;
+}
+
+std::string session_directory_name(const session::SessionID& id) {
+  std::string name = id.begin_string + "-" + id.sender_comp_id + "-" + id.target_comp_id;
+  if (!id.qualifier.empty()) name += "-" + id.qualifier;
+  std::replace_if(name.begin(), name.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
+  return name;
+}
+
+Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictionaries) {
+  SessionSetup out;
+  session::SessionSettings& st = out.settings;
+  const SessionId& id = s.session_id();
+  st.begin_string = id.begin_string;
+  st.sender_comp_id = id.sender_comp_id;
+  st.sender_sub_id = id.sender_sub_id;
+  st.sender_location_id = id.sender_location_id;
+  st.target_comp_id = id.target_comp_id;
+  st.target_sub_id = id.target_sub_id;
+  st.target_location_id = id.target_location_id;
+  st.session_qualifier = id.qualifier;
+  st.initiator = s.connection_type() == ConnectionType::kInitiator;
+
+  std::int64_t i = 0;
+  if (s.has("HeartBtInt")) {
+    HFT_GET(i, s.get_int("HeartBtInt"));
+    st.heart_bt_int = static_cast<std::int32_t>(i);
+  }
+  std::chrono::nanoseconds d{};
+  HFT_GET(d, s.get_duration("LogonTimeout"));
+  st.logon_timeout = static_cast<std::int32_t>(std::chrono::duration_cast<std::chrono::seconds>(d).count());
+  HFT_GET(d, s.get_duration("LogoutTimeout"));
+  st.logout_timeout = static_cast<std::int32_t>(std::chrono::duration_cast<std::chrono::seconds>(d).count());
+  HFT_GET(st.reset_on_logon, s.get_bool("ResetOnLogon"));
+  HFT_GET(st.reset_on_logout, s.get_bool("ResetOnLogout"));
+  HFT_GET(st.reset_on_disconnect, s.get_bool("ResetOnDisconnect"));
+  HFT_GET(st.refresh_on_logon, s.get_bool("RefreshOnLogon"));
+  HFT_GET(st.send_next_expected_msg_seq_num, s.get_bool("SendNextExpectedMsgSeqNum"));
+  HFT_GET(st.send_redundant_resend_requests, s.get_bool("SendRedundantResendRequests"));
+  HFT_GET(i, s.get_int("ResendRequestChunkSize"));
+  st.resend_request_chunk_size = static_cast<std::uint64_t>(i);
+  HFT_GET(i, s.get_int("MaxResendBatch"));
+  st.max_resend_batch = static_cast<std::uint32_t>(i);
+  HFT_GET(st.check_comp_id, s.get_bool("CheckCompID"));
+  HFT_GET(st.check_latency, s.get_bool("CheckLatency"));
+  HFT_GET(d, s.get_duration("MaxLatency"));
+  st.max_latency = static_cast<std::int32_t>(std::chrono::duration_cast<std::chrono::seconds>(d).count());
+  HFT_GET(st.validate_length_and_checksum, s.get_bool("ValidateLengthAndChecksum"));
+  HFT_GET(st.validation.check_fields_out_of_order, s.get_bool("ValidateFieldsOutOfOrder"));
+  HFT_GET(st.validation.check_fields_have_values, s.get_bool("ValidateFieldsHaveValues"));
+  HFT_GET(st.validation.check_user_defined_fields, s.get_bool("ValidateUserDefinedFields"));
+  HFT_GET(st.validation.allow_unknown_message_fields, s.get_bool("AllowUnknownMsgFields"));
+  std::uint64_t size = 0;
+  HFT_GET(size, s.get_size("MaxMessageSize"));
+  st.max_message_size = size;
+
+  if (s.has("TimestampPrecision")) {
+    HFT_GET(i, s.get_int("TimestampPrecision"));
+    switch (i) {
+      case 0: st.timestamp_precision = codec::TimePrecision::kSeconds; break;
+      case 3: st.timestamp_precision = codec::TimePrecision::kMillis; break;
+      case 6: st.timestamp_precision = codec::TimePrecision::kMicros; break;
+      case 9: st.timestamp_precision = codec::TimePrecision::kNanos; break;
+      default: return Error{s.where("TimestampPrecision") + ": TimestampPrecision: must be 0, 3, 6 or 9"};
+    }
+  } else if (s.has("MillisecondsInTimeStamp")) {
+    bool millis = true;
+    HFT_GET(millis, s.get_bool("MillisecondsInTimeStamp"));
+    if (!millis) st.timestamp_precision = codec::TimePrecision::kSeconds;
+  }
+
+  // Dictionaries: FIX.4.x uses DataDictionary; FIXT.1.1 uses TransportDataDictionary
+  // plus AppDataDictionary (the config reader requires them as QuickFIX does).
+  bool use_dictionary = true;
+  HFT_GET(use_dictionary, s.get_bool("UseDataDictionary"));
+  const bool fixt = st.begin_string == "FIXT.1.1";
+  if (fixt && s.has("DefaultApplVerID")) HFT_GET(st.default_appl_ver_id, s.get_string("DefaultApplVerID"));
+  if (use_dictionary) {
+    const char* transport_key = fixt ? "TransportDataDictionary" : "DataDictionary";
+    if (s.has(transport_key)) {
+      std::string path;
+      HFT_GET(path, s.get_string(transport_key));
+      HFT_GET(st.dictionary, dictionaries.get(path, s.where(transport_key) + ": " + transport_key));
+    }
+    if (fixt && s.has("AppDataDictionary")) {
+      std::string path;
+      HFT_GET(path, s.get_string("AppDataDictionary"));
+      HFT_GET(st.app_dictionary, dictionaries.get(path, s.where("AppDataDictionary") + ": AppDataDictionary"));
+    }
+  }
+
+  // Schedule.
+  bool non_stop = false;
+  HFT_GET(non_stop, s.get_bool("NonStopSession"));
+  if (!non_stop && (s.has("StartTime") || s.has("EndTime"))) {
+    if (!s.has("StartTime") || !s.has("EndTime")) {
+      const char* missing = s.has("StartTime") ? "EndTime" : "StartTime";
+      return Error{s.where(missing) + ": " + missing + ": required with " +
+                   (s.has("StartTime") ? "StartTime" : "EndTime") + " (or set NonStopSession=Y)"};
+    }
+    std::string start_time, end_time, zone_name = "UTC";
+    HFT_GET(start_time, s.get_string("StartTime"));
+    HFT_GET(end_time, s.get_string("EndTime"));
+    if (s.has("TimeZone")) HFT_GET(zone_name, s.get_string("TimeZone"));
+    auto zone = session::TimeZone::load(zone_name);
+    if (!zone) return Error{s.where("TimeZone") + ": TimeZone: " + zone.error().message};
+    if (s.has("StartDay") || s.has("EndDay")) {
+      if (!s.has("StartDay") || !s.has("EndDay")) {
+        return Error{s.where(s.has("StartDay") ? "EndDay" : "StartDay") + ": StartDay and EndDay go together"};
+      }
+      std::string start_day, end_day;
+      HFT_GET(start_day, s.get_string("StartDay"));
+      HFT_GET(end_day, s.get_string("EndDay"));
+      auto sched = session::Schedule::weekly(start_day, start_time, end_day, end_time, *zone);
+      if (!sched) return Error{s.where("StartDay") + ": schedule: " + sched.error().message};
+      st.schedule = *sched;
+    } else {
+      auto sched = session::Schedule::daily(start_time, end_time, *zone);
+      if (!sched) return Error{s.where("StartTime") + ": schedule: " + sched.error().message};
+      st.schedule = *sched;
+    }
+  }
+
+  if (auto ok = st.check(); !ok) return Error{s.where("") + ": " + ok.error().message};
+
+  // Store.
+  bool persist = true;
+  HFT_GET(persist, s.get_bool("PersistMessages"));
+  if (persist && s.has("FileStorePath")) {
+    std::string root;
+    HFT_GET(root, s.get_string("FileStorePath"));
+    out.store.persistent = true;
+    out.store.directory = root + "/" + session_directory_name(st.id());
+    HFT_GET(size, s.get_size("JournalSegmentSize"));
+    out.store.journal.segment_size = size;
+    std::string durability;
+    HFT_GET(durability, s.get_string("JournalDurability"));
+    auto parsed = store::parse_durability(durability);
+    if (!parsed) return Error{s.where("JournalDurability") + ": JournalDurability: unknown policy " + durability};
+    out.store.journal.durability = *parsed;
+    HFT_GET(d, s.get_duration("JournalFsyncIntervalMs"));
+    out.store.journal.fsync_interval_ns = d.count();
+    HFT_GET(i, s.get_int("JournalRetainSegments"));
+    out.store.journal.retain_segments = static_cast<std::size_t>(i);
+  }
+  return out;
+}
+
+}  // namespace hft::engine

@@ -1,0 +1,253 @@
+#include "hft/transport/connection.hpp"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "hft/transport/handler.hpp"
+#include "hft/transport/reactor.hpp"
+
+namespace hft::transport {
+
+std::string_view to_string(CloseReason reason) noexcept {
+  switch (reason) {
+    case CloseReason::kLocal:
+      return "local close";
+    case CloseReason::kPeerClosed:
+      return "peer closed";
+    case CloseReason::kError:
+      return "socket error";
+    case CloseReason::kReceiveBufferFull:
+      return "receive buffer full";
+    case CloseReason::kShutdown:
+      return "reactor shutdown";
+  }
+  return "?";
+}
+
+std::string_view to_string(SendStatus status) noexcept {
+  switch (status) {
+    case SendStatus::kSent:
+      return "sent";
+    case SendStatus::kQueued:
+      return "queued";
+    case SendStatus::kOverflow:
+      return "outbound buffer overflow";
+    case SendStatus::kNotOpen:
+      return "connection not open";
+    case SendStatus::kError:
+      return "socket error";
+  }
+  return "?";
+}
+
+Connection::Connection(Reactor& reactor, std::uint32_t slot) noexcept : reactor_(&reactor), slot_(slot) {}
+
+Connection::~Connection() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void Connection::open(int fd, const ConnectionBuffers& buffers, bool quickack, OptionError option_error) {
+  // Buffers are kept across reuse of the slot; a different size (another
+  // connector or listener) replaces them. Touching every page now keeps
+  // page faults off the first messages.
+  const std::size_t receive_size = buffers.receive_size > 0 ? buffers.receive_size : 1;
+  if (recv_capacity_ != receive_size) {
+    recv_buf_.reset(new char[receive_size]);
+    std::memset(recv_buf_.get(), 0, receive_size);
+    recv_capacity_ = receive_size;
+  }
+  if (send_capacity_ != buffers.send_size) {
+    send_buf_.reset(buffers.send_size > 0 ? new char[buffers.send_size] : nullptr);
+    if (buffers.send_size > 0) std::memset(send_buf_.get(), 0, buffers.send_size);
+    send_capacity_ = buffers.send_size;
+  }
+  recv_begin_ = recv_end_ = 0;
+  send_begin_ = send_end_ = 0;
+  fd_ = fd;
+  ++generation_;
+  state_ = State::kOpen;
+  quickack_ = quickack;
+  writable_watched_ = false;
+  close_reason_ = CloseReason::kLocal;
+  close_error_ = 0;
+  context_ = nullptr;
+  bytes_received_ = bytes_sent_ = send_overflows_ = 0;
+  option_error_ = option_error;
+
+  sockaddr_storage peer{};
+  socklen_t length = sizeof(peer);
+  peer_length_ = 0;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) == 0) {
+    SocketAddress address;
+    std::memcpy(address.storage, &peer, length);
+    address.length = length;
+    address.family = peer.ss_family;
+    const std::string text = address.to_string();
+    peer_length_ = static_cast<std::uint8_t>(std::min(text.size(), sizeof(peer_)));
+    std::memcpy(peer_, text.data(), peer_length_);
+  }
+}
+
+void Connection::reset() noexcept {
+  state_ = State::kFree;
+  fd_ = -1;
+  connector_ = nullptr;
+  listener_ = nullptr;
+  handler_ = nullptr;
+  context_ = nullptr;
+  recv_begin_ = recv_end_ = 0;
+  send_begin_ = send_end_ = 0;
+}
+
+void Connection::close() noexcept {
+  mark_closing(CloseReason::kLocal, 0);
+}
+
+void Connection::mark_closing(CloseReason reason, int error) noexcept {
+  if (state_ != State::kOpen) return;
+  if (reactor_->options_.poll_mode == PollMode::kEpoll) reactor_->epoll_del(fd_);
+  ::close(fd_);
+  fd_ = -1;
+  state_ = State::kClosing;
+  close_reason_ = reason;
+  close_error_ = error;
+  send_begin_ = send_end_ = 0;
+  reactor_->schedule_close(*this);
+}
+
+void Connection::watch_writable(bool on) noexcept {
+  if (writable_watched_ == on || reactor_->options_.poll_mode != PollMode::kEpoll) return;
+  writable_watched_ = on;
+  reactor_->epoll_mod(fd_, on ? (EPOLLIN | EPOLLOUT) : EPOLLIN,
+                      Reactor::tag(Reactor::Kind::kConnection, slot_));
+}
+
+SendResult Connection::send(std::span<const char> data) noexcept {
+  SendResult result;
+  if (state_ != State::kOpen) {
+    result.status = SendStatus::kNotOpen;
+    return result;
+  }
+  // Bytes queued earlier go first; only an empty queue lets new bytes
+  // go straight to the socket.
+  if (send_end_ != send_begin_) {
+    (void)flush();
+    if (state_ != State::kOpen) {
+      result.status = SendStatus::kError;
+      result.error = close_error_;
+      return result;
+    }
+  }
+  std::size_t written = 0;
+  if (send_end_ == send_begin_) {
+    while (written < data.size()) {
+      const ssize_t n =
+          ::send(fd_, data.data() + written, data.size() - written, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        written += static_cast<std::size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      const int error = n < 0 ? errno : EPIPE;
+      bytes_sent_ += written;
+      mark_closing(CloseReason::kError, error);
+      result.status = SendStatus::kError;
+      result.sent = static_cast<std::uint32_t>(written);
+      result.error = error;
+      return result;
+    }
+    bytes_sent_ += written;
+    result.sent = static_cast<std::uint32_t>(written);
+    if (written == data.size()) return result;
+  }
+
+  // Queue the remainder, compacting the outbound buffer if the tail is short.
+  const std::size_t rest = data.size() - written;
+  if (send_capacity_ - send_end_ < rest && send_begin_ > 0) {
+    std::memmove(send_buf_.get(), send_buf_.get() + send_begin_, send_end_ - send_begin_);
+    send_end_ -= send_begin_;
+    send_begin_ = 0;
+  }
+  const std::size_t room = send_capacity_ - send_end_;
+  const std::size_t take = rest < room ? rest : room;
+  if (take > 0) {
+    std::memcpy(send_buf_.get() + send_end_, data.data() + written, take);
+    send_end_ += take;
+  }
+  result.queued = static_cast<std::uint32_t>(take);
+  if (send_end_ != send_begin_) watch_writable(true);
+  if (take == rest) {
+    result.status = SendStatus::kQueued;
+  } else {
+    result.status = SendStatus::kOverflow;
+    ++send_overflows_;
+  }
+  return result;
+}
+
+int Connection::flush() noexcept {
+  int work = 0;
+  while (send_begin_ < send_end_) {
+    const ssize_t n =
+        ::send(fd_, send_buf_.get() + send_begin_, send_end_ - send_begin_, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      send_begin_ += static_cast<std::size_t>(n);
+      bytes_sent_ += static_cast<std::uint64_t>(n);
+      work = 1;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return work;
+    mark_closing(CloseReason::kError, n < 0 ? errno : EPIPE);
+    return 1;
+  }
+  send_begin_ = send_end_ = 0;
+  watch_writable(false);
+  return work;
+}
+
+int Connection::read_once() noexcept {
+  if (recv_end_ == recv_capacity_) {
+    if (recv_begin_ == 0) {
+      ++reactor_->stats_.receive_buffer_full;
+      mark_closing(CloseReason::kReceiveBufferFull, 0);
+      return 1;
+    }
+  }
+  // Compact when less than a quarter of the buffer is free at the tail: the
+  // unconsumed part is normally one partial message, so the move is short.
+  if (recv_begin_ > 0 && recv_capacity_ - recv_end_ < recv_capacity_ / 4 + 1) {
+    std::memmove(recv_buf_.get(), recv_buf_.get() + recv_begin_, recv_end_ - recv_begin_);
+    recv_end_ -= recv_begin_;
+    recv_begin_ = 0;
+  }
+  const ssize_t n = ::recv(fd_, recv_buf_.get() + recv_end_, recv_capacity_ - recv_end_, MSG_DONTWAIT);
+  if (n > 0) {
+    recv_end_ += static_cast<std::size_t>(n);
+    bytes_received_ += static_cast<std::uint64_t>(n);
+    if (quickack_) (void)rearm_quickack(fd_);
+    handler_->on_data(*this);
+    // Full with nothing consumed: the consumer is waiting for bytes that
+    // can never fit.
+    if (state_ == State::kOpen && recv_begin_ == 0 && recv_end_ == recv_capacity_) {
+      ++reactor_->stats_.receive_buffer_full;
+      mark_closing(CloseReason::kReceiveBufferFull, 0);
+    }
+    return 1;
+  }
+  if (n == 0) {
+    mark_closing(CloseReason::kPeerClosed, 0);
+    return 1;
+  }
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
+  mark_closing(CloseReason::kError, errno);
+  return 1;
+}
+
+}  // namespace hft::transport
