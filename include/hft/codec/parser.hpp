@@ -46,18 +46,33 @@ struct FrameOptions {
   bool verify_checksum = true;            ///< false: only the "10=NNN^" shape is checked
 };
 
-/// Finds the message at the start of `buffer`.
+/// Finds the message at the start of `buffer` (the rules of QuickFIX's
+/// Parser::readFixMessage, which the session conformance scripts rely on).
 ///
-/// - Leading bytes that cannot start "8=FIX" are garbled up to the next
-///   "8=FIX" (or all but the last 4 bytes, which might begin one).
-/// - BodyLength is the second field; the CheckSum field must follow the body
-///   exactly. If it does not (the declared length is wrong), the message is
-///   garbled through the first "^10=nnn^" at or after the declared end, the way
-///   QuickFIX drops such messages, so a length that is too long swallows what it
-///   covers instead of resurrecting half a message; if the buffer ends before
-///   such a trailer, the result is kNeedMore until max_body_length is passed.
-/// - A BodyLength above max_body_length, or not a number, is garbled at once
-///   and framing resynchronises at the next "8=FIX".
+/// - `buffer` must start with "8=FIX" ("8=FIX.4.4", "8=FIXT.1.1", ...) and a
+///   BeginString of at most 16 bytes. Otherwise: kGarbled/kNoBeginString up to
+///   the next "8=FIX"; if there is none, the whole buffer except a trailing
+///   "8", "8=", "8=F" or "8=FI" that the next read may complete.
+/// - The second field must be "9=<digits>^" (at most 20 digits). Otherwise:
+///   kGarbled/kBadBodyLength, resynchronising at the next "8=FIX" after the
+///   first byte (same rule as above). A BodyLength above max_body_length is
+///   kGarbled/kBodyLengthTooLarge as soon as its digits show it: framing never
+///   waits for such a body and never overflows.
+/// - The body ends exactly BodyLength bytes after the SOH of field 9, and
+///   "10=ddd^" must follow. If the bytes there are not "^10=" (the declared
+///   length is wrong), the message is kGarbled/kNoCheckSum through the end of
+///   the first "^10=...^" found at or after (body end - 1), the way QuickFIX
+///   drops it: a length that is too long swallows the messages it covers.
+///   Until such a trailer is in the buffer the result is kNeedMore, unless more
+///   than max_body_length + 64 bytes follow field 9 (a trailer beyond that does
+///   not count): then kGarbled/kNoCheckSum with resynchronisation. A receive buffer must therefore hold at least
+///   max_body_length + 96 bytes for framing always to make progress.
+/// - A CheckSum value that is not exactly three digits, or (verify_checksum)
+///   differs from the sum of the bytes before "10=" mod 256: kGarbled/
+///   kBadCheckSum, size = the whole message.
+///
+/// kComplete guarantees: the message starts "8=FIX", field 2 is "9=", the body
+/// length matches, and it ends "^10=ddd^". Empty buffer: kNeedMore.
 [[nodiscard]] FrameResult frame(std::string_view buffer, const FrameOptions& options = {}) noexcept;
 
 /// One field of a parsed message: offsets into the message text.
@@ -72,12 +87,21 @@ enum class ParseStatus : std::int8_t {
   kOk = 0,
   kTooManyFields = -1,    ///< more than MessageView::kMaxFields
   kMissingDelimiter = -2, ///< a field without '=' or the text not ending in SOH
-  kBadTag = -3,           ///< a tag that is not a number (the field is kept with tag -1
-                          ///< so the validator can name it: see bad_tag_text())
+  kBadTag = -3,           ///< a tag that is not a number (empty, non-digits, above
+                          ///< INT32_MAX): parsing stops there; that field is kept as the
+                          ///< last one, with tag -1, and tag_text() shows it. QuickFIX
+                          ///< drops such a message as garbled.
   kBadDataLength = -4,    ///< a length field (95, 212, ...) that is not a number or
                           ///< runs past the end of the message
-  kEmpty = -5,
+  kEmpty = -5,            ///< empty text
 };
+
+/// A short static description of a ParseStatus.
+[[nodiscard]] std::string_view to_string(ParseStatus status) noexcept;
+
+namespace detail {
+struct TagTables;  // per-tag facts the field loop needs (parser.cpp)
+}  // namespace detail
 
 /// A parsed view of one message. Holds no copy of the text: the text must
 /// outlive the view. Reuse one MessageView for every message: parse() resets
@@ -88,14 +112,24 @@ class MessageView {
   /// Tags below this are indexed: find() is O(1). Larger tags are searched.
   static constexpr int kIndexedTags = 2048;
 
-  MessageView() noexcept = default;
+  /// Not for the hot path (the first one builds the parser's tag tables);
+  /// construct views up front and reuse them.
+  MessageView() noexcept;
   MessageView(const MessageView&) = delete;
   MessageView& operator=(const MessageView&) = delete;
 
   /// Splits `text` (one framed message, "8=...^10=nnn^") into fields and
-  /// indexes them. Raw-data fields (a length tag such as 95/212 followed by
-  /// its data tag) are read by their declared length, so they may contain
-  /// SOH. On failure the fields read so far remain visible.
+  /// indexes them. A field is "<tag>=<value>^": the tag runs to the first '=',
+  /// the value to the next SOH (so a value may contain '='). Tags are signed
+  /// decimal integers: "0", "-1" or "007" parse as 0, -1 and 7 and are kept for
+  /// the validator to judge (Invalid tag number). Raw-data fields (a length tag
+  /// per is_length_tag(), such as 95 or 212, immediately followed by its data
+  /// tag) are read by the declared length, so they may contain SOH and '='.
+  /// Nothing about the order or presence of 8/9/35/10 is checked here.
+  /// On failure the fields read so far remain visible (size(), find()).
+  /// Returns kOk, kEmpty, kTooManyFields (also for text over 4 GiB),
+  /// kMissingDelimiter, kBadTag or kBadDataLength (the length value is not
+  /// an unsigned number, or the data does not end with SOH inside `text`).
   [[nodiscard]] ParseStatus parse(std::string_view text) noexcept;
 
   [[nodiscard]] std::string_view text() const noexcept { return text_; }
@@ -108,7 +142,8 @@ class MessageView {
   /// The text of field i's tag as received (useful when it is not a number).
   [[nodiscard]] std::string_view tag_text(std::size_t i) const noexcept;
 
-  /// Position of the first field with `tag`, or -1.
+  /// Position of the first field with `tag`, or -1. O(1) for
+  /// 0 <= tag < kIndexedTags, a linear scan otherwise.
   [[nodiscard]] int find(int tag) const noexcept;
   /// Position of the first field with `tag` at or after position `from`, or -1.
   [[nodiscard]] int find_from(int tag, std::size_t from) const noexcept;
@@ -119,7 +154,8 @@ class MessageView {
   /// MsgType (35) value; empty if absent.
   [[nodiscard]] std::string_view msg_type() const noexcept { return get(tag::kMsgType); }
 
-  // Typed getters: true if the tag is present and well formed.
+  // Typed getters: true if the tag is present and its (first) value is well
+  // formed for the type (see the free parsers below); `out` is untouched otherwise.
   [[nodiscard]] bool get_int(int tag, std::int64_t& out) const noexcept;
   [[nodiscard]] bool get_uint(int tag, std::uint64_t& out) const noexcept;
   [[nodiscard]] bool get_decimal(int tag, Decimal& out) const noexcept;
@@ -129,23 +165,41 @@ class MessageView {
   [[nodiscard]] bool get_timestamp(int tag, std::int64_t& epoch_ns) const noexcept;
 
  private:
-  struct Slot {
-    std::uint32_t generation;
-    std::uint16_t position;
-  };
   std::string_view text_;
   std::size_t count_ = 0;
-  std::uint32_t generation_ = 0;
+  // index_[tag]: generation in the low 32 bits, field position in the high
+  // 32 (one store per field). A slot whose generation differs from
+  // generation_ is empty; starting at 1 keeps a never-parsed view empty.
+  // parse() bumps generation_ (clearing the index when it wraps).
+  std::uint32_t generation_ = 1;
+  const detail::TagTables* tables_;
   Field fields_[kMaxFields];
-  Slot index_[kIndexedTags] = {};
+  std::uint64_t index_[kIndexedTags] = {};
 };
 
-// Free-standing value parsers (no allocation, no locale).
+// Free-standing value parsers (no allocation, no locale). Each returns true
+// and sets `out` if the whole text is well formed, else returns false and
+// leaves `out` untouched.
+
+/// Optional '-', then one or more digits (leading zeros allowed); must fit
+/// int64 (INT64_MIN included).
 [[nodiscard]] bool parse_int(std::string_view text, std::int64_t& out) noexcept;
+/// One or more digits, no sign; must fit uint64.
 [[nodiscard]] bool parse_uint(std::string_view text, std::uint64_t& out) noexcept;
-/// "12.34", "-0.5", "10", "10." ; at most 18 significant digits.
+/// "12.34", "-0.5", "10", "10.", ".5": optional '-', digits with at most one
+/// '.', at least one digit. value = mantissa * 10^-scale with the scale as
+/// written ("1.50" -> 150, 2), except that fraction zeros beyond what fits
+/// are dropped. At most 18 significant digits and 18 fraction digits.
 [[nodiscard]] bool parse_decimal(std::string_view text, Decimal& out) noexcept;
-/// "YYYYMMDD-HH:MM:SS[.s{1,9}]" -> ns since the Unix epoch (seconds 60 allowed as leap).
+/// Exactly one byte.
+[[nodiscard]] bool parse_char(std::string_view text, char& out) noexcept;
+/// "Y" -> true, "N" -> false.
+[[nodiscard]] bool parse_bool(std::string_view text, bool& out) noexcept;
+/// "YYYYMMDD-HH:MM:SS[.s{1,9}]" -> ns since the Unix epoch (FIX sends 3, 6 or 9
+/// fraction digits; QuickFIX accepts 1..9, so does this). Month 1-12, day valid
+/// for the month (leap years), hour 0-23, minute 0-59, second 0-60 (60 = leap
+/// second, counted as the next second). False if the instant does not fit
+/// int64 nanoseconds (before 1677-09-21 or after 2262-04-11).
 [[nodiscard]] bool parse_utc_timestamp(std::string_view text, std::int64_t& epoch_ns) noexcept;
 
 /// Walks the entries of a repeating group. An entry starts at each occurrence
@@ -159,13 +213,16 @@ class GroupReader {
  public:
   /// `count_position` is the position of the NumInGroup field. `is_member`
   /// returns true for tags that belong to the group.
+  /// If `count_position` is out of range or its value is not a non-negative
+  /// integer, count_valid() is false and the group is empty.
   template <typename IsMember>
   GroupReader(const MessageView& msg, int count_position, int delimiter_tag, IsMember&& is_member) noexcept
       : msg_(msg), delimiter_(delimiter_tag) {
-    if (count_position < 0) return;
+    if (count_position < 0 || static_cast<std::size_t>(count_position) >= msg.size()) return;
     std::int64_t n = 0;
     if (!parse_int(msg.value_at(static_cast<std::size_t>(count_position)), n) || n < 0) return;
     declared_ = n;
+    count_valid_ = true;
     std::size_t p = static_cast<std::size_t>(count_position) + 1;
     begin_ = p;
     while (p < msg.size() && is_member(msg.field(p).tag)) ++p;
@@ -173,8 +230,19 @@ class GroupReader {
     cursor_ = begin_;
   }
 
-  /// Advances to the next entry; false at the end.
+  /// Advances to the next entry: from the current position up to (excluding)
+  /// the next delimiter field or the group's end. False at the end. An entry
+  /// that does not start with the delimiter (the first field after the count
+  /// is another member) is still returned: see entry_starts_with_delimiter().
   bool next() noexcept;
+  /// Entries returned by next() so far; after the walk, compare with declared().
+  [[nodiscard]] std::int64_t entries() const noexcept { return entries_; }
+  /// False if the NumInGroup field was absent or not a non-negative integer.
+  [[nodiscard]] bool count_valid() const noexcept { return count_valid_; }
+  /// True if the current entry begins with the delimiter field.
+  [[nodiscard]] bool entry_starts_with_delimiter() const noexcept {
+    return entry_end_ > entry_begin_ && msg_.field(entry_begin_).tag == delimiter_;
+  }
   /// Position of the current entry's first field and one past its last.
   [[nodiscard]] std::size_t entry_begin() const noexcept { return entry_begin_; }
   [[nodiscard]] std::size_t entry_end() const noexcept { return entry_end_; }
@@ -189,6 +257,8 @@ class GroupReader {
   const MessageView& msg_;
   int delimiter_;
   std::int64_t declared_ = 0;
+  std::int64_t entries_ = 0;
+  bool count_valid_ = false;
   std::size_t begin_ = 0, end_ = 0, cursor_ = 0;
   std::size_t entry_begin_ = 0, entry_end_ = 0;
 };
