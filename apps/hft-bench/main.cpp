@@ -1,0 +1,173 @@
+// hft-bench: runs the lab's lanes and writes report.json, report.html, raw
+// series and the audit result (docs/lab.md).
+//
+// Exit codes: 0 every run completed and every audit passed; 1 a run failed or
+// an audit failed; 2 bad arguments (one line on stderr naming what to change,
+// printed before anything runs).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hft/lab/bench.hpp"
+#include "hft/lab/lane.hpp"
+
+namespace {
+
+int bad_arguments(const std::string& message) {
+  std::cerr << "hft-bench: " << message << "\n";
+  return 2;
+}
+
+std::vector<std::string> split_commas(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const std::string& item : items) {
+    std::stringstream ss(item);
+    std::string part;
+    while (std::getline(ss, part, ',')) {
+      if (!part.empty()) out.push_back(part);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using hft::lab::BenchConfig;
+  BenchConfig cfg;
+  for (int k = 0; k < argc; ++k) cfg.command_line += (k == 0 ? "" : " ") + std::string(argv[k]);
+
+  CLI::App app{"hft-bench: latency lab of libhft (docs/lab.md)", "hft-bench"};
+  std::vector<std::string> lanes{"floor"};
+  std::vector<std::string> variants;
+  std::vector<std::string> engines{"libhft"};
+  std::vector<std::string> arms;
+  std::string segment_size = "64MiB";
+  std::string prealloc = "on";
+  std::string csv = "on";
+  std::string progress = "auto";
+  std::string venue;
+  std::string out = "lab-out";
+  bool list = false;
+
+  app.add_option("--lanes", lanes, "Lanes to run, comma-separated: floor, tx, rtt, rx, codec")->delimiter(',');
+  app.add_option("--variants", variants,
+                 "Variants to run (default: each lane's defaults), e.g. busy-closed or floor:busy-paced")
+      ->delimiter(',');
+  app.add_option("--engines", engines, "Engines for tx/rtt: libhft, quickfix")->delimiter(',');
+  app.add_option("--calls", cfg.base.calls, "Measured calls per run")->capture_default_str();
+  app.add_option("--warmup", cfg.base.warmup, "Warm-up calls per run (run, not recorded)")->capture_default_str();
+  app.add_option("--runs", cfg.runs, "Runs per lane/variant/engine/arm (never pooled)")->capture_default_str();
+  app.add_option("--rate", cfg.base.rate, "Target calls/s of paced variants")->capture_default_str();
+  app.add_option("--window", cfg.base.window, "Calls in flight at most in paced variants")->capture_default_str();
+  app.add_option("--client-core", cfg.base.client_core, "CPU of the client thread (-1: unpinned)")
+      ->capture_default_str();
+  app.add_option("--server-core", cfg.base.server_core, "CPU of the server / venue thread (-1: unpinned)")
+      ->capture_default_str();
+  app.add_option("--message-size", cfg.base.message_size, "Bytes per message of the floor lane")
+      ->capture_default_str();
+  app.add_option("--segment-size", segment_size, "Journal segment size (bytes or 64MiB, 640MiB)")
+      ->capture_default_str();
+  app.add_option("--prealloc", prealloc, "Journal segment preallocation: on|off")->capture_default_str();
+  app.add_option("--venue", venue, "HOST:PORT of a running hft-venue (default: lanes start their own)");
+  app.add_option("--connections", cfg.base.connections, "Client connections of the rx lane")->capture_default_str();
+  app.add_option("--out", out, "Output directory")->capture_default_str();
+  app.add_option("--experiment", cfg.experiment, "Experiment name: run the --arm arms interleaved (A B B A ...)");
+  app.add_option("--arm", arms, "Experiment arm NAME:key=value[,key=value] (repeat; keys are option names)");
+  app.add_option("--csv", csv, "Also write raw series as CSV: on|off")->capture_default_str();
+  app.add_option("--progress", progress, "Progress line on stderr: auto|on|off")->capture_default_str();
+  app.add_option("--quiet-before", cfg.quiet_before_s, "Seconds of quiet-check sampling before the first run")
+      ->capture_default_str();
+  app.add_option("--quiet-interval", cfg.quiet_interval_s, "Seconds between quiet samples during runs (0: off)")
+      ->capture_default_str();
+  app.add_flag("--list-lanes", list, "List lanes and variants, then exit");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    if (const auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+    return bad_arguments(what + " (see hft-bench --help)");
+  }
+
+  auto& registry = hft::lab::LaneRegistry::instance();
+  if (list) {
+    for (const std::string& name : registry.names()) {
+      const hft::lab::Lane* lane = registry.find(name);
+      std::cout << name << (lane->available ? "" : " (not available in this build)") << ": " << lane->summary << "\n";
+      for (const std::string& v : lane->variants) std::cout << "  " << v << "\n";
+    }
+    return 0;
+  }
+
+  cfg.lanes = split_commas(lanes);
+  cfg.variants = split_commas(variants);
+  cfg.engines = split_commas(engines);
+  cfg.out_dir = out;
+  if (cfg.lanes.empty()) return bad_arguments("--lanes: name at least one lane (e.g. --lanes floor)");
+  if (auto v = hft::lab::parse_size(segment_size); !v) {
+    return bad_arguments("--segment-size " + v.error().message);
+  } else {
+    cfg.base.segment_size = *v;
+  }
+  if (auto v = hft::lab::parse_on_off(prealloc); !v) {
+    return bad_arguments("--prealloc " + v.error().message + " (use on or off)");
+  } else {
+    cfg.base.prealloc = *v;
+  }
+  if (auto v = hft::lab::parse_on_off(csv); !v) {
+    return bad_arguments("--csv " + v.error().message + " (use on or off)");
+  } else {
+    cfg.write_csv = *v;
+  }
+  if (progress == "auto") {
+    cfg.progress = hft::lab::ProgressMode::kAuto;
+  } else if (progress == "on") {
+    cfg.progress = hft::lab::ProgressMode::kOn;
+  } else if (progress == "off") {
+    cfg.progress = hft::lab::ProgressMode::kOff;
+  } else {
+    return bad_arguments("--progress " + progress + ": use auto, on or off");
+  }
+  if (!venue.empty()) {
+    const auto colon = venue.rfind(':');
+    int port = 0;
+    try {
+      port = colon == std::string::npos ? -1 : std::stoi(venue.substr(colon + 1));
+    } catch (...) {
+      port = -1;
+    }
+    if (colon == std::string::npos || colon == 0 || port <= 0 || port > 65535) {
+      return bad_arguments("--venue " + venue + ": expected HOST:PORT, e.g. 127.0.0.1:9878");
+    }
+    cfg.base.venue_host = venue.substr(0, colon);
+    cfg.base.venue_port = static_cast<std::uint16_t>(port);
+  }
+  if (cfg.quiet_before_s < 0 || cfg.quiet_interval_s < 0) {
+    return bad_arguments("--quiet-before/--quiet-interval: seconds must not be negative");
+  }
+  for (const std::string& a : arms) {
+    auto arm = hft::lab::parse_arm(a);
+    if (!arm) return bad_arguments(arm.error().message);
+    cfg.arms.push_back(std::move(*arm));
+  }
+
+  auto plan = hft::lab::plan_bench(cfg, registry);
+  if (!plan) return bad_arguments(plan.error().message);
+
+  auto report = hft::lab::run_bench(cfg, *plan, std::cout, std::cerr);
+  if (!report) {
+    std::cerr << "hft-bench: " << report.error().message << "\n";
+    return 1;
+  }
+  for (const auto& run : report->runs) {
+    if (!run.error.empty() || run.result.audit.status == hft::lab::AuditResult::Status::kFail) return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,110 @@
+#include "hft/lab/lane.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "hft/lab/engine_adapter.hpp"
+#include "hft/lab/floor_lane.hpp"
+
+namespace hft::lab {
+
+std::string_view to_string(AuditResult::Status status) noexcept {
+  switch (status) {
+    case AuditResult::Status::kNotRun: return "not-run";
+    case AuditResult::Status::kNotApplicable: return "not-applicable";
+    case AuditResult::Status::kPass: return "pass";
+    case AuditResult::Status::kFail: return "fail";
+  }
+  return "?";
+}
+
+Lane placeholder_lane(std::string name, std::string summary) {
+  Lane lane;
+  lane.name = std::move(name);
+  lane.summary = std::move(summary);
+  lane.available = false;
+  return lane;
+}
+
+LaneRegistry::LaneRegistry() {
+  add(make_floor_lane());
+  add(placeholder_lane("tx", "build + encode + journal + send() return of a NewOrderSingle, per call"));
+  add(placeholder_lane("rtt", "NewOrderSingle -> ExecutionReport round trip against hft-venue"));
+  add(placeholder_lane("rx", "N clients stream orders into one hft-venue thread; messages/s and ns/message"));
+  add(placeholder_lane("codec", "encode, parse, parse+validate of one message, no I/O"));
+}
+
+LaneRegistry& LaneRegistry::instance() {
+  static LaneRegistry registry;
+  return registry;
+}
+
+void LaneRegistry::add(Lane lane) {
+  for (Lane& existing : lanes_) {
+    if (existing.name == lane.name) {
+      existing = std::move(lane);
+      return;
+    }
+  }
+  lanes_.push_back(std::move(lane));
+}
+
+const Lane* LaneRegistry::find(std::string_view name) const {
+  for (const Lane& lane : lanes_) {
+    if (lane.name == name) return &lane;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> LaneRegistry::names() const {
+  std::vector<std::string> out;
+  for (const Lane& lane : lanes_) out.push_back(lane.name);
+  return out;
+}
+
+std::vector<std::string> LaneRegistry::available_names() const {
+  std::vector<std::string> out;
+  for (const Lane& lane : lanes_) {
+    if (lane.available) out.push_back(lane.name);
+  }
+  return out;
+}
+
+LaneRegistrar::LaneRegistrar(Lane (*factory)()) { LaneRegistry::instance().add(factory()); }
+
+EngineRegistry::EngineRegistry() {
+  add(EngineInfo{"libhft", false, {}});
+  add(EngineInfo{"quickfix", false, {}});
+}
+
+EngineRegistry& EngineRegistry::instance() {
+  static EngineRegistry registry;
+  return registry;
+}
+
+void EngineRegistry::add(EngineInfo engine) {
+  for (EngineInfo& existing : engines_) {
+    if (existing.name == engine.name) {
+      existing = std::move(engine);
+      return;
+    }
+  }
+  engines_.push_back(std::move(engine));
+}
+
+const EngineInfo* EngineRegistry::find(std::string_view name) const {
+  for (const EngineInfo& e : engines_) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> EngineRegistry::names() const {
+  std::vector<std::string> out;
+  for (const EngineInfo& e : engines_) out.push_back(e.name);
+  return out;
+}
+
+EngineRegistrar::EngineRegistrar(EngineInfo (*factory)()) { EngineRegistry::instance().add(factory()); }
+
+}  // namespace hft::lab
