@@ -6,7 +6,7 @@
 
 namespace hft::apps {
 
-std::string conformance_acceptor_config(int port, const std::string& spec_dir) {
+std::string conformance_acceptor_config(int port, const std::string& spec_dir, const std::string& only) {
   struct Row {
     const char* begin;
     const char* target;
@@ -28,6 +28,7 @@ std::string conformance_acceptor_config(int port, const std::string& spec_dir) {
       "[DEFAULT]\nConnectionType=acceptor\nSenderCompID=ISLD\nResetOnLogon=Y\nNonStopSession=Y\nSocketAcceptPort=" +
       std::to_string(port) + "\n";
   for (const Row& row : kRows) {
+    if (!only.empty() && ("," + only + ",").find(std::string(",") + row.target + ",") == std::string::npos) continue;
     std::string dictionaries = row.dictionaries;
     // Prefix each file name with the spec directory.
     std::string out;

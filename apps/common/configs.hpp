@@ -9,7 +9,9 @@ namespace hft::apps {
 
 /// The conformance suite's acceptor: ten sessions on `port`, SenderCompID
 /// ISLD, ResetOnLogon, always open, dictionaries from `spec_dir`.
-[[nodiscard]] std::string conformance_acceptor_config(int port, const std::string& spec_dir);
+/// `only`: comma-separated TargetCompIDs to keep (empty: all ten).
+[[nodiscard]] std::string conformance_acceptor_config(int port, const std::string& spec_dir,
+                                                      const std::string& only = {});
 
 struct SimpleSession {
   bool initiator = false;

@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
   cli.add_flag("--busy-poll", busy, "poll sockets without sleeping (burns a core)");
   cli.add_flag("--no-fill", no_fill, "acknowledge orders without filling them");
   cli.add_flag("--conformance", conformance, "behave as the conformance suite's echo acceptor");
+  std::string only_sessions;
+  cli.add_option("--sessions", only_sessions, "with --conformance: only these TargetCompIDs (e.g. TW44,TW)");
   cli.add_option("--spec-dir", spec_dir, "directory of the FIX XML dictionaries (default: the ones shipped)");
   bool no_dictionary = false;
   cli.add_flag("--no-dictionary", no_dictionary, "validate session-level messages only (built-in dictionary)");
@@ -67,7 +69,7 @@ int main(int argc, char** argv) {
   auto config = [&]() -> hft::Expected<hft::engine::Config> {
     if (!config_path.empty()) return hft::engine::Config::load(config_path);
     if (conformance) {
-      std::string text = hft::apps::conformance_acceptor_config(port, spec_dir);
+      std::string text = hft::apps::conformance_acceptor_config(port, spec_dir, only_sessions);
       text.insert(text.find('\n') + 1, extra);
       return hft::engine::Config::parse(text, "<conformance>");
     }

@@ -1,0 +1,92 @@
+// Configuration of one session. Field names follow QuickFIX's settings keys
+// (noted next to each), so the engine's INI reader maps them one to one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "hft/codec/dictionary.hpp"
+#include "hft/codec/types.hpp"
+#include "hft/codec/validator.hpp"
+#include "hft/core/expected.hpp"
+#include "hft/session/schedule.hpp"
+#include "hft/session/session_id.hpp"
+
+namespace hft::session {
+
+/// ApplVerID (1128/1137) code of an application version name: "FIX.5.0SP2"
+/// or "FIX50SP2" -> "9", "FIX.4.4" -> "6", ...; a code ("9") is returned as
+/// is. Empty if unknown.
+[[nodiscard]] std::string_view appl_ver_id_code(std::string_view name_or_code) noexcept;
+
+struct SessionSettings {
+  // Identity --------------------------------------------------------------
+  std::string begin_string = "FIX.4.4";  ///< BeginString: FIX.4.0 .. FIX.4.4, FIXT.1.1
+  std::string sender_comp_id;            ///< SenderCompID
+  std::string sender_sub_id;             ///< SenderSubID (50), sent on every message
+  std::string sender_location_id;        ///< SenderLocationID (142)
+  std::string target_comp_id;            ///< TargetCompID
+  std::string target_sub_id;             ///< TargetSubID (57)
+  std::string target_location_id;        ///< TargetLocationID (143)
+  std::string session_qualifier;         ///< SessionQualifier
+
+  // Role and heartbeats ----------------------------------------------------
+  bool initiator = false;        ///< ConnectionType=initiator; else acceptor
+  std::int32_t heart_bt_int = 30;  ///< HeartBtInt (s) an initiator proposes; an acceptor uses the peer's
+  std::int32_t logon_timeout = 10;   ///< LogonTimeout (s): Logon answer (initiator) / first Logon (acceptor)
+  std::int32_t logout_timeout = 2;   ///< LogoutTimeout (s): wait for the Logout answer
+
+  // Sequence numbers ------------------------------------------------------
+  bool reset_on_logon = false;       ///< ResetOnLogon
+  bool reset_on_logout = false;      ///< ResetOnLogout
+  bool reset_on_disconnect = false;  ///< ResetOnDisconnect
+  /// RefreshOnLogon. Accepted for compatibility and ignored: the store keeps
+  /// its sequence numbers in shared memory-mapped files, never a stale copy.
+  bool refresh_on_logon = false;
+  bool send_next_expected_msg_seq_num = false;  ///< SendNextExpectedMsgSeqNum: 789 on Logon (4.4+)
+  bool send_redundant_resend_requests = false;  ///< SendRedundantResendRequests
+  std::uint64_t resend_request_chunk_size = 0;  ///< ResendRequestChunkSize: 0 = whole gap at once
+  std::uint32_t max_resend_batch = 512;  ///< MaxResendBatch: messages replayed per call before yielding
+
+  // Checks ------------------------------------------------------------------
+  bool check_comp_id = true;      ///< CheckCompID
+  bool check_latency = true;      ///< CheckLatency: SendingTime accuracy
+  std::int32_t max_latency = 120; ///< MaxLatency (s)
+  bool validate_length_and_checksum = true;  ///< ValidateLengthAndChecksum
+  codec::ValidationOptions validation;       ///< ValidateFieldsOutOfOrder, ValidateFieldsHaveValues,
+                                             ///< ValidateUserDefinedFields, AllowUnknownMsgFields, ...
+
+  // Versions and dictionaries ------------------------------------------------
+  /// DefaultApplVerID (FIXT.1.1 only): "FIX.5.0SP2", "9", ...; sent as 1137 on Logon.
+  std::string default_appl_ver_id;
+  /// DataDictionary (FIX.4.x) or TransportDataDictionary (FIXT.1.1). Null: built in.
+  std::shared_ptr<const codec::Dictionary> dictionary;
+  /// AppDataDictionary (FIXT.1.1 only). Null: application messages are not
+  /// checked against a dictionary (only their header).
+  std::shared_ptr<const codec::Dictionary> app_dictionary;
+  /// TimestampPrecision: digits of SendingTime/OrigSendingTime. Unset:
+  /// milliseconds for FIX 4.2+ and FIXT, seconds for 4.0/4.1.
+  std::optional<codec::TimePrecision> timestamp_precision;
+
+  // Schedule ------------------------------------------------------------------
+  Schedule schedule;  ///< StartTime/EndTime/StartDay/EndDay/TimeZone; always open by default
+
+  // Capacities (allocated once at Session::create) --------------------------
+  /// MaxMessageSize: largest message received (larger ones are garbled) and
+  /// the size of every claim from the store (which must allow claims this large).
+  std::size_t max_message_size = 64 * 1024;
+  std::size_t queue_capacity_bytes = 1 << 20;  ///< messages held while a gap is being filled
+  std::size_t queue_capacity_messages = 4096;
+
+  [[nodiscard]] SessionID id() const {
+    return SessionID{begin_string, sender_comp_id, target_comp_id, session_qualifier};
+  }
+  /// Checks the settings; errors name the key ("SenderCompID: empty").
+  [[nodiscard]] Expected<void> check() const;
+};
+
+}  // namespace hft::session

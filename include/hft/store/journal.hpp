@@ -1,0 +1,343 @@
+// The message journal: one per session and direction, a directory of
+// fixed-size memory-mapped segments (layout in format.hpp).
+//
+// Hot path (the owning thread, usually the session thread):
+//
+//   std::span<char> room = journal.claim(max_bytes);   // inside the mapping
+//   ... the encoder writes the message somewhere in `room` ...
+//   journal.commit(seq, ts, offset_in_room, length);   // CRC, then publish
+//
+// claim/commit never allocate, lock or make a system call (except
+// Durability::kSync, which msyncs by definition). When a segment is full,
+// claim() switches to the spare segment the JournalService prepared
+// (created, fallocated, mapped, every page pre-faulted): a pointer swap plus
+// two 32-byte control records. The finished segment goes to the service
+// through an SPSC ring to be flushed and unmapped. If no spare is ready the
+// writer does not wait silently: per SpareMissPolicy it creates the segment
+// itself (counted) or returns kNoSpare.
+//
+// Threads: claim, commit, append, reset, replay, flush and the accessors
+// belong to the owning thread. The JournalService thread only touches the
+// spare hand-off, the retire ring and a few published atomics. Without a
+// service, the owner may call maintain() itself (tests, tools).
+//
+// Epochs: a session reset (ResetSeqNumFlag) restarts sequence numbers at 1.
+// reset() rolls to a new segment whose start record opens a new epoch; replay
+// and the index only see the current epoch. Earlier epochs stay on disk until
+// retention removes them.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "hft/core/expected.hpp"
+#include "hft/core/spsc_ring.hpp"
+#include "hft/store/format.hpp"
+#include "hft/store/types.hpp"
+
+namespace hft::store {
+
+class JournalService;
+
+namespace detail {
+struct Segment;
+}
+
+struct JournalConfig {
+  /// Directory of the segments. Created (with parents) when missing if
+  /// create_directory is true; otherwise a missing directory is an error.
+  std::string directory;
+  bool create_directory = true;
+  /// Bytes per segment file: a multiple of 4096 in [kMinSegmentSize, 4 GiB).
+  std::size_t segment_size = std::size_t{64} << 20;
+  /// Record start alignment, 8 (dense) or 64 (one cache line per record start).
+  std::uint32_t record_alignment = 8;
+  Durability durability = Durability::kOs;
+  /// Period of the service's msync under Durability::kFsync.
+  std::int64_t fsync_interval_ns = 10'000'000;
+  SpareMissPolicy spare_miss = SpareMissPolicy::kCreateInline;
+  /// Retention of finished segments (never the active one, never one a
+  /// replay is reading): keep at most this many segment files including the
+  /// active one (0 = no limit) ...
+  std::size_t retain_segments = 0;
+  /// ... and remove finished segments older than this (0 = no limit). Age
+  /// counts from when the segment was finished (or, for segments found at
+  /// open, from the file's modification time).
+  std::int64_t retain_max_age_ns = 0;
+  /// Where retention moves segments instead of deleting them (same file
+  /// system; created at open). Empty: delete.
+  std::string archive_directory;
+  /// Segments of one epoch the replay index tracks; older ones of a longer
+  /// epoch are no longer replayable (they stay on disk).
+  std::size_t max_epoch_segments = 4096;
+  /// The service re-touches this many bytes ahead of the writer every
+  /// rewarm_interval_ns, so pages the kernel wrote back (and write-protected)
+  /// fault on the service thread, not on the writer. 0 disables.
+  std::size_t rewarm_window = std::size_t{4} << 20;
+  std::int64_t rewarm_interval_ns = 1'000'000'000;
+};
+
+/// What open() found and repaired.
+struct RecoveryReport {
+  std::string tail_path;            ///< segment the writer continues in (or created)
+  std::uint64_t epoch = 0;
+  std::uint64_t last_seq = 0;       ///< last indexed seq of the epoch (0: none)
+  std::uint64_t records = 0;        ///< valid data records in the tail segment
+  std::size_t epoch_segments = 0;   ///< segments of the current epoch indexed for replay
+  bool created = false;             ///< no usable segment existed: a new one was created
+  bool torn = false;                ///< the tail was cut
+  std::size_t cut_offset = 0;       ///< where (byte offset in tail_path)
+  std::size_t cut_bytes = 0;        ///< non-zero bytes zeroed after the cut
+  std::string saved_to;             ///< file the cut bytes were saved to before zeroing
+  bool extended = false;            ///< the tail file was shorter than its header says
+  std::vector<std::string> removed_spares;  ///< empty segments past the tail, removed
+};
+
+class Journal {
+ public:
+  /// Opens (recovering) or creates the journal in config.directory. With a
+  /// service, the journal registers with it; otherwise rotations create
+  /// segments inline unless the owner calls maintain().
+  ///
+  /// Errors name the path: a missing directory (when create_directory is
+  /// false), permission denied, no space, a segment with bad magic, a bad
+  /// header CRC, or a newer format version (never overwritten), an invalid
+  /// configuration, a full service.
+  [[nodiscard]] static Expected<std::unique_ptr<Journal>> open(const JournalConfig& config,
+                                                               JournalService* service = nullptr);
+
+  /// Unregisters from the service, flushes per policy, unmaps, and removes
+  /// the unused spare segment.
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  // ---- hot path ----------------------------------------------------------
+
+  /// Writable room for one message of at most max_bytes, inside the mapped
+  /// segment. Empty on failure; last_status() says why (kTooLarge, kNoSpare,
+  /// kNoSpace, kIoError). A claim not followed by commit() is abandoned by
+  /// the next claim().
+  [[nodiscard]] std::span<char> claim(std::size_t max_bytes) noexcept;
+
+  /// Finalises the claimed record: the message is the `length` bytes at
+  /// `offset` inside the claimed span (the encoder may right-align its
+  /// prefix). Computes the CRC and publishes the record length last.
+  /// `flags` is stored for the caller (replay hands it back).
+  /// Returns kOk, kNoClaim, kInvalidArgument, or (kSync only) kIoError when
+  /// msync failed: the record is stored but its durability is not confirmed.
+  [[nodiscard]] StoreStatus commit(std::uint64_t seq, std::int64_t timestamp_ns, std::size_t offset,
+                                   std::size_t length, std::uint8_t flags = 0) noexcept;
+
+  /// claim + copy + commit of an existing buffer (e.g. a received message).
+  [[nodiscard]] StoreStatus append(std::uint64_t seq, std::int64_t timestamp_ns,
+                                   std::span<const char> bytes, std::uint8_t flags = 0) noexcept;
+
+  /// Why the last claim() failed (kOk after a successful one).
+  [[nodiscard]] StoreStatus last_status() const noexcept { return last_status_; }
+
+  // ---- epochs --------------------------------------------------------------
+
+  /// Starts epoch `new_epoch` (> epoch()) created at `created_ns`: rolls to a
+  /// new segment whose start record marks the epoch; the replay index
+  /// restarts empty. Same failure statuses as claim().
+  [[nodiscard]] StoreStatus reset(std::uint64_t new_epoch, std::int64_t created_ns) noexcept;
+  [[nodiscard]] std::uint64_t epoch() const noexcept { return epoch_; }
+  [[nodiscard]] std::int64_t epoch_created_ns() const noexcept { return epoch_created_ns_; }
+  /// Highest indexed (replayable) seq of the epoch, 0 if none.
+  [[nodiscard]] std::uint64_t last_seq() const noexcept { return last_indexed_seq_; }
+
+  // ---- replay ----------------------------------------------------------------
+
+  /// Hands the stored messages with begin <= seq <= end of the current epoch
+  /// to `visitor` in ascending order, at most max_messages per call; resume
+  /// with begin = result.next_seq. Finding `begin` is O(log segments) +
+  /// O(1) inside a segment (O(log n) if seqs have holes). Reads older
+  /// segments through a read-only mapping made for the call (a warm path:
+  /// mmap/munmap, no allocation); a segment being read is never removed by
+  /// retention. Every record's CRC is checked; corrupt ones are skipped and
+  /// counted.
+  [[nodiscard]] ReplayResult replay(std::uint64_t begin, std::uint64_t end, std::size_t max_messages,
+                                    ReplayVisitor& visitor) noexcept;
+
+  template <typename F>
+  [[nodiscard]] ReplayResult replay_each(std::uint64_t begin, std::uint64_t end, std::size_t max_messages,
+                                         F&& f) noexcept {
+    ReplayFunction<std::remove_reference_t<F>> visitor(f);
+    return replay(begin, end, max_messages, visitor);
+  }
+
+  // ---- durability and service ------------------------------------------------
+
+  /// msync(MS_SYNC) of everything written to the active segment (warm path:
+  /// logout, shutdown). kIoError if msync failed.
+  [[nodiscard]] StoreStatus flush() noexcept;
+
+  /// One duty cycle of service work for this journal: retire finished
+  /// segments, prepare/pre-fault the spare, periodic flush, re-warm,
+  /// retention. Returns the amount of work done (0 = idle). Called by the
+  /// JournalService thread; callable by the owner when there is no service.
+  /// Concurrent calls are refused (return 0).
+  int maintain(std::int64_t now_monotonic_ns) noexcept;
+
+  /// True when a pre-created spare segment is waiting for the next rotation.
+  [[nodiscard]] bool spare_ready() const noexcept;
+  /// True when the spare is ready and all its pages are pre-faulted.
+  [[nodiscard]] bool spare_prefaulted() const noexcept;
+
+  /// Counters. Owner thread (the service-side counters are atomics, so a
+  /// monitoring thread may read them, but epoch and last_seq are the
+  /// owner's plain fields).
+  [[nodiscard]] JournalStats stats() const noexcept;
+  [[nodiscard]] const RecoveryReport& recovery() const noexcept { return recovery_; }
+  [[nodiscard]] const JournalConfig& config() const noexcept { return config_; }
+  /// Number of the segment the writer appends to.
+  [[nodiscard]] std::uint64_t active_segment() const noexcept;
+  /// Path of segment `number` in this journal (for tools and tests).
+  [[nodiscard]] std::string segment_path(std::uint64_t number) const;
+
+  /// A small mapping (e.g. the sequence-number file) the service msyncs with
+  /// this journal under Durability::kFsync. Owner thread.
+  void set_companion_mapping(void* address, std::size_t length) noexcept;
+
+ private:
+  struct CatalogEntry {
+    std::uint64_t number = 0;
+    std::uint64_t first_seq = 0;   ///< seq of slot 0 (valid when count > 0)
+    std::uint64_t last_seq = 0;    ///< seq of the last slot, or the previous entry's last_seq
+    std::uint32_t count = 0;       ///< indexed records
+  };
+  struct Retained {
+    std::uint64_t number = 0;
+    std::int64_t finished_ns = 0;  ///< CLOCK_REALTIME
+  };
+  struct Counter {
+    std::atomic<std::uint64_t> v{0};
+    void add(std::uint64_t n = 1) noexcept { v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+    void max(std::uint64_t n) noexcept {
+      if (n > v.load(std::memory_order_relaxed)) v.store(n, std::memory_order_relaxed);
+    }
+    [[nodiscard]] std::uint64_t get() const noexcept { return v.load(std::memory_order_relaxed); }
+  };
+
+  static constexpr std::size_t kPoolSize = 16;
+  static constexpr std::size_t kRetireCapacity = 8;
+  static constexpr std::size_t kReaderPins = 2;
+  static constexpr std::size_t kNoClaim = ~std::size_t{0};
+  enum SpareState : std::uint32_t { kSpareEmpty = 0, kSpareCreating = 1, kSpareReady = 2 };
+
+  explicit Journal(const JournalConfig& config);
+
+  Expected<void> recover();
+  Expected<void> start_fresh(std::uint64_t number, std::uint64_t epoch, std::int64_t epoch_created_ns,
+                             bool epoch_start);
+  Expected<void> add_epoch_history(const std::vector<std::uint64_t>& numbers, std::size_t tail_index);
+
+  // writer internals
+  bool rotate(bool epoch_start) noexcept;
+  void activate(detail::Segment* segment, bool epoch_start) noexcept;
+  void write_control(std::uint16_t flags, const void* payload, std::size_t length) noexcept;
+  void hand_over(detail::Segment* segment) noexcept;
+  void compute_max_payload() noexcept;
+  detail::Segment* acquire_pool() noexcept;
+  void release_pool(detail::Segment* segment) noexcept;
+  int create_segment(detail::Segment* segment, std::uint64_t number) noexcept;
+  void publish() noexcept;
+  void push_catalog(std::uint64_t number) noexcept;
+  CatalogEntry& catalog_at(std::size_t i) noexcept;
+  void fail(StoreStatus status, int err) noexcept;
+  bool pin(std::uint64_t number) noexcept;
+  void unpin() noexcept;
+
+  // service internals
+  int service_retire(std::int64_t now) noexcept;
+  int service_spare(std::int64_t now) noexcept;
+  int service_prefault() noexcept;
+  int service_flush(std::int64_t now) noexcept;
+  int service_rewarm(std::int64_t now) noexcept;
+  int service_retention(std::int64_t now) noexcept;
+  void finish_segment(detail::Segment* segment) noexcept;
+  void service_error(int err) noexcept;
+
+  // ---- writer state (owner thread), hot fields first ----
+  char* base_ = nullptr;           ///< active segment mapping
+  std::size_t pos_ = 0;            ///< offset of the next record
+  std::size_t limit_ = 0;          ///< records must end at or before this
+  std::size_t slot_low_ = 0;       ///< lowest slot offset in use
+  std::size_t claimed_ = kNoClaim; ///< payload bytes of the open claim
+  std::size_t align_mask_ = 7;
+  std::size_t seal_reserve_ = 0;
+  std::size_t max_payload_ = 0;    ///< largest claim an empty segment can hold
+  std::uint64_t last_indexed_seq_ = 0;
+  std::uint32_t slot_count_ = 0;
+  std::uint32_t active_index_ = 0; ///< pool index of the active segment
+  CatalogEntry* cat_active_ = nullptr;
+  detail::Segment* active_ = nullptr;
+  StoreStatus last_status_ = StoreStatus::kOk;
+  Durability durability_ = Durability::kOs;
+  std::int64_t last_ts_ = 0;
+  /// Finished segments the retire ring had no room for (bounded by the pool).
+  std::array<detail::Segment*, kPoolSize> retire_pending_{};
+  std::size_t retire_pending_count_ = 0;
+  std::uint64_t epoch_ = 0;
+  std::int64_t epoch_created_ns_ = 0;
+  std::uint32_t active_alignment_ = 8;
+
+  Counter appends_, bytes_, unindexed_, failed_claims_, rotations_, spare_misses_, inline_creations_,
+      unfaulted_rotations_, retire_overflows_, sync_flushes_;
+
+  std::vector<CatalogEntry> catalog_;  ///< ring, capacity max_epoch_segments
+  std::size_t cat_head_ = 0;           ///< ring index of the oldest entry
+  std::size_t cat_count_ = 0;
+
+  JournalConfig config_;
+  RecoveryReport recovery_;
+  JournalService* service_ = nullptr;
+
+  // ---- shared between writer and service ----
+  std::unique_ptr<detail::Segment[]> pool_;
+  alignas(64) std::atomic<std::uint32_t> pool_used_{0};       ///< bitmap
+  std::atomic<std::uint64_t> next_number_{1};                 ///< next segment file number
+  std::atomic<std::uint32_t> spare_state_{kSpareEmpty};
+  std::atomic<detail::Segment*> spare_{nullptr};
+  alignas(64) std::atomic<std::uint64_t> published_{0};       ///< pool index << 32 | data end
+  std::atomic<std::uint64_t> published_slot_low_{0};
+  std::atomic<std::uint64_t> active_number_{0};
+  alignas(64) std::atomic<int> last_errno_{0};
+  core::SpscRing<detail::Segment*> retired_{kRetireCapacity};
+  alignas(64) std::array<std::atomic<std::uint64_t>, kReaderPins> pins_{};
+  std::atomic<std::uint64_t> removing_below_{0};              ///< segments below are (being) removed
+  std::atomic<bool> maintaining_{false};
+  std::atomic<void*> companion_{nullptr};
+  std::atomic<std::size_t> companion_length_{0};
+
+  // ---- service state (service thread) ----
+  alignas(64) detail::Segment* prefault_target_ = nullptr;
+  std::size_t prefault_next_ = 0;
+  std::int64_t prepare_started_ns_ = 0;
+  detail::Segment* flush_segment_ = nullptr;
+  std::size_t synced_end_ = 0;
+  std::size_t pending_end_ = 0;   ///< data end at the previous flush tick
+  std::size_t pending_end2_ = 0;  ///< ... and at the one before
+  std::int64_t next_flush_ns_ = 0;
+  std::int64_t next_rewarm_ns_ = 0;
+  std::int64_t next_retention_ns_ = 0;
+  std::int64_t spare_retry_ns_ = 0;
+  std::vector<Retained> retained_;     ///< ring of finished segments, oldest first
+  std::size_t ret_head_ = 0;
+  std::size_t ret_count_ = 0;
+
+  Counter segments_created_, segments_retired_, segments_removed_, flushes_, flush_errors_, max_flush_ns_,
+      max_prepare_ns_, service_errors_;
+
+  friend class JournalService;
+};
+
+}  // namespace hft::store

@@ -1,0 +1,239 @@
+// The store seam of a FIX session: where outgoing messages are encoded in
+// place and kept for resend, and where sequence numbers live.
+//
+//   MessageStore   the interface the session uses (one indirect call per op)
+//   JournalStore   persistent: outbound journal (+ optional inbound journal)
+//                  and a sequence-number file, in one session directory
+//   MemoryStore    preallocated ring of messages, for tests and for sessions
+//                  configured without persistence
+//
+// Sending a message:
+//
+//   std::span<char> room = store.claim(max_bytes);     // empty: store.last_status()
+//   MessageWriter w(room); ... auto r = w.finish();
+//   store.commit(seq, now_ns, r.message.data() - room.data(), r.message.size());
+//   send(r.message);                                    // still valid after commit
+//
+// commit() also advances next_sender_seq() to seq + 1 (it never lowers it),
+// so a session may or may not call set_next_sender_seq() afterwards.
+//
+// Every hot operation is noexcept and allocation-free after open. All calls
+// belong to the session's thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "hft/core/expected.hpp"
+#include "hft/store/journal.hpp"
+#include "hft/store/types.hpp"
+
+namespace hft::store {
+
+class JournalService;
+class SeqNumStore;
+
+/// Counters of a store (both directions).
+struct StoreStats {
+  JournalStats outbound;
+  JournalStats inbound;  ///< zero when inbound messages are not journaled
+};
+
+class MessageStore {
+ public:
+  virtual ~MessageStore() = default;
+
+  // ---- outbound ----------------------------------------------------------
+
+  /// Room for one outgoing message of at most max_bytes. Empty on failure
+  /// (last_status(): kTooLarge, kNoSpare, kNoSpace, kIoError). A claim not
+  /// committed is abandoned by the next claim().
+  [[nodiscard]] virtual std::span<char> claim(std::size_t max_bytes) noexcept = 0;
+
+  /// Stores the `length` bytes at `offset` inside the claimed span as message
+  /// `seq` (replayable if seq is greater than every seq committed before in
+  /// this epoch) and advances next_sender_seq to at least seq + 1. `flags` is
+  /// handed back by replay (e.g. "administrative message").
+  /// Returns kOk, kNoClaim, kInvalidArgument, or kIoError (see Journal::commit).
+  [[nodiscard]] virtual StoreStatus commit(std::uint64_t seq, std::int64_t timestamp_ns, std::size_t offset,
+                                           std::size_t length, std::uint8_t flags) noexcept = 0;
+  [[nodiscard]] StoreStatus commit(std::uint64_t seq, std::int64_t timestamp_ns, std::size_t offset,
+                                   std::size_t length) noexcept {
+    return commit(seq, timestamp_ns, offset, length, 0);
+  }
+
+  /// Why the last claim() failed (kOk after a successful one).
+  [[nodiscard]] virtual StoreStatus last_status() const noexcept = 0;
+
+  // ---- inbound -----------------------------------------------------------
+
+  /// Keeps a copy of a received message (audit trail) if the store journals
+  /// inbound messages; otherwise does nothing and returns kOk. Does not touch
+  /// next_target_seq: accepting a message is the session's decision.
+  [[nodiscard]] virtual StoreStatus store_inbound(std::uint64_t seq, std::int64_t timestamp_ns,
+                                                  std::span<const char> bytes) noexcept = 0;
+
+  // ---- sequence numbers --------------------------------------------------
+
+  [[nodiscard]] virtual std::uint64_t next_sender_seq() const noexcept = 0;
+  [[nodiscard]] virtual std::uint64_t next_target_seq() const noexcept = 0;
+  virtual void set_next_sender_seq(std::uint64_t seq) noexcept = 0;
+  virtual void set_next_target_seq(std::uint64_t seq) noexcept = 0;
+
+  /// Session reset (ResetSeqNumFlag, new day): starts a new epoch created at
+  /// now_ns, both next seqs back to 1, stored messages of the old epoch no
+  /// longer replayable. Fails like claim() if no new segment can be had.
+  [[nodiscard]] virtual StoreStatus reset(std::int64_t now_ns) noexcept = 0;
+  /// Epoch number (1 for a new store, +1 per reset).
+  [[nodiscard]] virtual std::uint64_t epoch() const noexcept = 0;
+  /// When the current epoch began (CLOCK_REALTIME ns): the session's creation time.
+  [[nodiscard]] virtual std::int64_t creation_time() const noexcept = 0;
+
+  // ---- replay ------------------------------------------------------------
+
+  /// Hands stored outgoing messages with begin <= seq <= end to `visitor`, in
+  /// ascending seq, at most max_messages per call (resume at
+  /// result.next_seq). Seqs not delivered are not stored: gap-fill them.
+  /// Warm path: may map files; never allocates.
+  [[nodiscard]] virtual ReplayResult replay(std::uint64_t begin, std::uint64_t end, std::size_t max_messages,
+                                            ReplayVisitor& visitor) noexcept = 0;
+
+  /// replay() with a callable `bool(const StoredMessage&)`.
+  template <typename F>
+    requires(!std::is_base_of_v<ReplayVisitor, std::remove_cvref_t<F>>)
+  [[nodiscard]] ReplayResult replay(std::uint64_t begin, std::uint64_t end, std::size_t max_messages,
+                                    F&& f) noexcept {
+    ReplayFunction<std::remove_reference_t<F>> visitor(f);
+    return replay(begin, end, max_messages, static_cast<ReplayVisitor&>(visitor));
+  }
+
+  // ---- durability and statistics ------------------------------------------
+
+  /// Makes everything stored so far durable (msync), whatever the policy.
+  /// Warm path (logout, shutdown). kIoError on failure.
+  [[nodiscard]] virtual StoreStatus flush() noexcept = 0;
+  [[nodiscard]] virtual StoreStats stats() const noexcept = 0;
+};
+
+// ---------------------------------------------------------------------------
+
+struct MemoryStoreConfig {
+  std::size_t capacity = 4096;           ///< messages kept for replay (oldest overwritten)
+  std::size_t max_message_size = 4096;   ///< largest claim
+};
+
+/// Everything preallocated at construction: `capacity` slots of
+/// `max_message_size` bytes. Replay sees the last `capacity` in-order
+/// messages of the epoch. Inbound messages are not kept.
+class MemoryStore final : public MessageStore {
+ public:
+  explicit MemoryStore(MemoryStoreConfig config = {}, std::int64_t created_ns = 0);
+
+  [[nodiscard]] std::span<char> claim(std::size_t max_bytes) noexcept override;
+  using MessageStore::commit;
+  [[nodiscard]] StoreStatus commit(std::uint64_t seq, std::int64_t timestamp_ns, std::size_t offset,
+                                   std::size_t length, std::uint8_t flags) noexcept override;
+  [[nodiscard]] StoreStatus last_status() const noexcept override { return last_status_; }
+  [[nodiscard]] StoreStatus store_inbound(std::uint64_t seq, std::int64_t timestamp_ns,
+                                          std::span<const char> bytes) noexcept override;
+  [[nodiscard]] std::uint64_t next_sender_seq() const noexcept override { return next_sender_; }
+  [[nodiscard]] std::uint64_t next_target_seq() const noexcept override { return next_target_; }
+  void set_next_sender_seq(std::uint64_t seq) noexcept override { next_sender_ = seq; }
+  void set_next_target_seq(std::uint64_t seq) noexcept override { next_target_ = seq; }
+  [[nodiscard]] StoreStatus reset(std::int64_t now_ns) noexcept override;
+  [[nodiscard]] std::uint64_t epoch() const noexcept override { return epoch_; }
+  [[nodiscard]] std::int64_t creation_time() const noexcept override { return created_ns_; }
+  using MessageStore::replay;
+  [[nodiscard]] ReplayResult replay(std::uint64_t begin, std::uint64_t end, std::size_t max_messages,
+                                    ReplayVisitor& visitor) noexcept override;
+  [[nodiscard]] StoreStatus flush() noexcept override { return StoreStatus::kOk; }
+  [[nodiscard]] StoreStats stats() const noexcept override { return stats_; }
+
+ private:
+  struct Slot {
+    std::uint64_t seq = 0;
+    std::int64_t timestamp_ns = 0;
+    std::uint32_t offset = 0;
+    std::uint32_t length = 0;
+    std::uint8_t flags = 0;
+  };
+  [[nodiscard]] const Slot& slot_at(std::size_t i) const noexcept { return slots_[(head_ + i) % slots_.size()]; }
+
+  MemoryStoreConfig config_;
+  std::unique_ptr<char[]> arena_;
+  std::vector<Slot> slots_;
+  std::size_t head_ = 0;   ///< oldest
+  std::size_t count_ = 0;
+  std::size_t claimed_ = ~std::size_t{0};
+  std::uint64_t last_seq_ = 0;
+  std::uint64_t next_sender_ = 1;
+  std::uint64_t next_target_ = 1;
+  std::uint64_t epoch_ = 1;
+  std::int64_t created_ns_ = 0;
+  StoreStatus last_status_ = StoreStatus::kOk;
+  StoreStats stats_{};
+};
+
+// ---------------------------------------------------------------------------
+
+struct JournalStoreConfig {
+  /// Session directory: holds outbound/, inbound/ and seqnums.dat.
+  std::string directory;
+  /// Settings of both journals (their `directory` is ignored).
+  JournalConfig journal;
+  /// Also journal received messages (store_inbound) in inbound/.
+  bool journal_inbound = true;
+};
+
+/// Persistent store: outbound journal, optional inbound journal and a
+/// sequence-number file. On open it reconciles them: an epoch present in one
+/// but not the other (a crash in the middle of reset()) is completed, and
+/// next_sender_seq (next_target_seq) is raised past the last journaled
+/// outbound (inbound) seq if the file lags behind the journal.
+class JournalStore final : public MessageStore {
+ public:
+  /// Opens or creates the store. Errors name the file at fault.
+  [[nodiscard]] static Expected<std::unique_ptr<JournalStore>> open(const JournalStoreConfig& config,
+                                                                    JournalService* service = nullptr,
+                                                                    std::int64_t now_ns = 0);
+  ~JournalStore() override;
+
+  [[nodiscard]] std::span<char> claim(std::size_t max_bytes) noexcept override;
+  using MessageStore::commit;
+  [[nodiscard]] StoreStatus commit(std::uint64_t seq, std::int64_t timestamp_ns, std::size_t offset,
+                                   std::size_t length, std::uint8_t flags) noexcept override;
+  [[nodiscard]] StoreStatus last_status() const noexcept override;
+  [[nodiscard]] StoreStatus store_inbound(std::uint64_t seq, std::int64_t timestamp_ns,
+                                          std::span<const char> bytes) noexcept override;
+  [[nodiscard]] std::uint64_t next_sender_seq() const noexcept override;
+  [[nodiscard]] std::uint64_t next_target_seq() const noexcept override;
+  void set_next_sender_seq(std::uint64_t seq) noexcept override;
+  void set_next_target_seq(std::uint64_t seq) noexcept override;
+  [[nodiscard]] StoreStatus reset(std::int64_t now_ns) noexcept override;
+  [[nodiscard]] std::uint64_t epoch() const noexcept override;
+  [[nodiscard]] std::int64_t creation_time() const noexcept override;
+  using MessageStore::replay;
+  [[nodiscard]] ReplayResult replay(std::uint64_t begin, std::uint64_t end, std::size_t max_messages,
+                                    ReplayVisitor& visitor) noexcept override;
+  [[nodiscard]] StoreStatus flush() noexcept override;
+  [[nodiscard]] StoreStats stats() const noexcept override;
+
+  [[nodiscard]] Journal& outbound() noexcept { return *outbound_; }
+  /// Null when inbound messages are not journaled.
+  [[nodiscard]] Journal* inbound() noexcept { return inbound_.get(); }
+  [[nodiscard]] SeqNumStore& seqnums() noexcept { return *seqnums_; }
+
+ private:
+  JournalStore() = default;
+
+  std::unique_ptr<SeqNumStore> seqnums_;
+  std::unique_ptr<Journal> outbound_;
+  std::unique_ptr<Journal> inbound_;
+};
+
+}  // namespace hft::store

@@ -1,0 +1,83 @@
+#include "hft/store/journal_service.hpp"
+
+#include "hft/core/clock.hpp"
+#include "hft/core/cpu.hpp"
+#include "hft/store/journal.hpp"
+
+namespace hft::store {
+
+JournalService::JournalService(JournalServiceConfig config) : config_(std::move(config)) {}
+
+JournalService::~JournalService() { stop(); }
+
+Expected<void> JournalService::start() {
+  if (thread_.joinable()) return Error{"journal service: already started"};
+  stop_.store(false, std::memory_order_relaxed);
+  start_state_.store(0, std::memory_order_relaxed);
+  thread_ = std::thread([this] {
+    core::name_current_thread(config_.thread_name);
+    if (!core::pin_current_thread(config_.cpu)) {
+      start_state_.store(-1, std::memory_order_release);
+      return;
+    }
+    running_.store(true, std::memory_order_release);
+    start_state_.store(1, std::memory_order_release);
+    run();
+    running_.store(false, std::memory_order_release);
+  });
+  while (start_state_.load(std::memory_order_acquire) == 0) std::this_thread::yield();
+  if (start_state_.load(std::memory_order_acquire) < 0) {
+    thread_.join();
+    return Error{"journal service: cannot pin thread '" + config_.thread_name + "' to CPU " +
+                 std::to_string(config_.cpu)};
+  }
+  return {};
+}
+
+void JournalService::stop() noexcept {
+  stop_.store(true, std::memory_order_release);
+  if (thread_.joinable()) thread_.join();
+}
+
+void JournalService::run() noexcept {
+  core::IdleStrategy idle(config_.idle);
+  while (!stop_.load(std::memory_order_acquire)) idle.idle(do_work());
+}
+
+int JournalService::do_work() noexcept {
+  const std::int64_t now = core::monotonic_ns();
+  int work = 0;
+  for (auto& slot : journals_) {
+    Journal* j = slot.load(std::memory_order_acquire);
+    if (j == nullptr) continue;
+    // Dekker with detach(): announce, then re-check the slot.
+    current_.store(j, std::memory_order_seq_cst);
+    if (slot.load(std::memory_order_seq_cst) == j) work += j->maintain(now);
+    current_.store(nullptr, std::memory_order_release);
+  }
+  cycles_.fetch_add(1, std::memory_order_relaxed);
+  return work;
+}
+
+std::size_t JournalService::journals() const noexcept {
+  std::size_t n = 0;
+  for (const auto& slot : journals_) n += slot.load(std::memory_order_relaxed) != nullptr ? 1 : 0;
+  return n;
+}
+
+bool JournalService::attach(Journal* journal) noexcept {
+  for (auto& slot : journals_) {
+    Journal* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, journal, std::memory_order_acq_rel)) return true;
+  }
+  return false;
+}
+
+void JournalService::detach(Journal* journal) noexcept {
+  for (auto& slot : journals_) {
+    if (slot.load(std::memory_order_relaxed) == journal) slot.store(nullptr, std::memory_order_seq_cst);
+  }
+  while (current_.load(std::memory_order_seq_cst) == journal) std::this_thread::yield();
+}
+
+}  // namespace hft::store

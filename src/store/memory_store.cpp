@@ -1,0 +1,114 @@
+#include <cstring>
+
+#include "hft/store/message_store.hpp"
+
+namespace hft::store {
+
+MemoryStore::MemoryStore(MemoryStoreConfig config, std::int64_t created_ns)
+    : config_(config),
+      arena_(std::make_unique<char[]>(config.capacity * config.max_message_size)),
+      slots_(config.capacity == 0 ? 1 : config.capacity),
+      created_ns_(created_ns) {}
+
+std::span<char> MemoryStore::claim(std::size_t max_bytes) noexcept {
+  if (max_bytes > config_.max_message_size || config_.capacity == 0) {
+    claimed_ = ~std::size_t{0};
+    last_status_ = StoreStatus::kTooLarge;
+    ++stats_.outbound.failed_claims;
+    return {};
+  }
+  // The slot the next commit fills: after the newest, or the oldest when full.
+  const std::size_t index = (head_ + count_) % slots_.size();
+  claimed_ = max_bytes;
+  last_status_ = StoreStatus::kOk;
+  return {arena_.get() + index * config_.max_message_size, max_bytes};
+}
+
+StoreStatus MemoryStore::commit(std::uint64_t seq, std::int64_t timestamp_ns, std::size_t offset, std::size_t length,
+                                std::uint8_t flags) noexcept {
+  if (claimed_ == ~std::size_t{0}) return StoreStatus::kNoClaim;
+  if (length == 0 || offset > claimed_ || length > claimed_ - offset) return StoreStatus::kInvalidArgument;
+  claimed_ = ~std::size_t{0};
+  if (seq >= next_sender_) next_sender_ = seq + 1;
+  ++stats_.outbound.appends;
+  stats_.outbound.bytes += length;
+  if (seq <= last_seq_) {
+    // Kept by a journal for audit; here only in-order messages are kept.
+    ++stats_.outbound.unindexed;
+    return StoreStatus::kOk;
+  }
+  const std::size_t index = (head_ + count_) % slots_.size();
+  slots_[index] = Slot{seq, timestamp_ns, static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(length), flags};
+  if (count_ == slots_.size()) {
+    head_ = (head_ + 1) % slots_.size();
+  } else {
+    ++count_;
+  }
+  last_seq_ = seq;
+  stats_.outbound.last_seq = seq;
+  return StoreStatus::kOk;
+}
+
+StoreStatus MemoryStore::store_inbound(std::uint64_t, std::int64_t, std::span<const char> bytes) noexcept {
+  ++stats_.inbound.appends;
+  stats_.inbound.bytes += bytes.size();
+  return StoreStatus::kOk;
+}
+
+StoreStatus MemoryStore::reset(std::int64_t now_ns) noexcept {
+  head_ = 0;
+  count_ = 0;
+  last_seq_ = 0;
+  next_sender_ = 1;
+  next_target_ = 1;
+  ++epoch_;
+  created_ns_ = now_ns;
+  claimed_ = ~std::size_t{0};
+  stats_.outbound.epoch = epoch_;
+  stats_.outbound.last_seq = 0;
+  return StoreStatus::kOk;
+}
+
+ReplayResult MemoryStore::replay(std::uint64_t begin, std::uint64_t end, std::size_t max_messages,
+                                 ReplayVisitor& visitor) noexcept {
+  ReplayResult result;
+  result.next_seq = begin;
+  if (begin > end) return result;
+  // Slots are in ascending seq order: binary search the first >= begin.
+  std::size_t lo = 0;
+  std::size_t hi = count_;
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (slot_at(mid).seq < begin) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  for (std::size_t i = lo; i < count_; ++i) {
+    const Slot& s = slot_at(i);
+    if (s.seq > end) break;
+    if (result.delivered == max_messages) {
+      result.status = ReplayStatus::kLimit;
+      result.next_seq = s.seq;
+      return result;
+    }
+    const std::size_t index = (head_ + i) % slots_.size();
+    StoredMessage m;
+    m.seq = s.seq;
+    m.timestamp_ns = s.timestamp_ns;
+    m.flags = s.flags;
+    m.bytes = {arena_.get() + index * config_.max_message_size + s.offset, s.length};
+    ++result.delivered;
+    result.next_seq = s.seq + 1;
+    if (!visitor.on_message(m)) {
+      result.status = ReplayStatus::kStopped;
+      return result;
+    }
+  }
+  result.status = ReplayStatus::kComplete;
+  result.next_seq = end == ~std::uint64_t{0} ? end : end + 1;
+  return result;
+}
+
+}  // namespace hft::store

@@ -1,0 +1,112 @@
+// Internal helpers of the journal: the in-memory handle of a mapped segment,
+// file naming, creation, read-only mapping and record checks. Not installed.
+#pragma once
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "hft/store/crc32c.hpp"
+#include "hft/store/format.hpp"
+
+namespace hft::store::detail {
+
+/// A writable mapping of one segment file, owned by a Journal's pool.
+struct Segment {
+  char* base = nullptr;
+  std::size_t size = 0;
+  std::uint64_t number = 0;
+  std::uint32_t alignment = 8;
+  std::uint32_t pool_index = 0;
+  int fd = -1;
+  std::atomic<bool> prefaulted{false};
+  /// Set by the writer before handing the segment to the service.
+  std::size_t final_end = 0;
+  std::size_t final_slot_low = 0;
+};
+
+/// A read-only mapping of a segment (replay of finished segments, tools).
+struct ReadView {
+  const char* base = nullptr;
+  std::size_t size = 0;
+};
+
+inline constexpr std::size_t kPathMax = 4096;
+
+/// Writes "<dir>/<number:08>.seg" into `out` (capacity `cap`), without
+/// allocating. False if it does not fit.
+bool format_segment_path(char* out, std::size_t cap, std::string_view dir, std::uint64_t number) noexcept;
+/// "00000012.seg" -> 12. False for any other name.
+bool parse_segment_name(std::string_view name, std::uint64_t& number) noexcept;
+
+/// Fills a header and its CRC.
+void fill_header(SegmentHeader& header, std::uint64_t number, std::size_t size, std::uint32_t alignment,
+                 std::int64_t created_ns) noexcept;
+/// Checks a header read from `path` for file number `number` and actual file
+/// size `file_size`. Empty string if valid, else the reason (names the path).
+std::string check_header(const SegmentHeader& header, const std::string& path, std::uint64_t number,
+                         std::size_t file_size);
+
+/// Creates, fallocates and maps a segment file (O_EXCL: never overwrites)
+/// and writes its header. Pages are not pre-faulted. Returns 0 or an errno;
+/// on failure nothing is left behind.
+int create_segment_file(const char* path, std::uint64_t number, std::size_t size, std::uint32_t alignment,
+                        std::int64_t created_ns, Segment& out) noexcept;
+/// munmap + close.
+void close_segment(Segment& segment) noexcept;
+
+/// Maps a file read-only. Returns 0 or an errno.
+int map_readonly(const char* path, ReadView& out) noexcept;
+void unmap_readonly(ReadView& view) noexcept;
+
+/// Dirties one word per page in [from, to) with a value-preserving locked
+/// RMW, so each page is faulted writable on the calling thread. Safe while
+/// another thread writes the same pages.
+void touch_pages(char* base, std::size_t from, std::size_t to) noexcept;
+
+/// Faults [from, to) in writable on the calling thread: MADV_POPULATE_WRITE
+/// (one system call for the whole range), or touch_pages() where the kernel
+/// lacks it. Safe while another thread writes the same pages.
+void prefault_pages(char* base, std::size_t from, std::size_t to) noexcept;
+
+inline std::size_t page_floor(std::size_t n) noexcept { return n & ~(kPageSize - 1); }
+inline std::size_t page_ceil(std::size_t n) noexcept { return align_up(n, kPageSize); }
+
+/// CRC of a record whose header (with size and gap) is at `record`.
+inline std::uint32_t record_crc(const char* record, std::uint32_t size, std::uint32_t gap) noexcept {
+  const char* payload = record + kRecordHeaderSize + gap;
+  const std::size_t length = size - kRecordHeaderSize - gap;
+  std::uint32_t reg = crc32c_update(0xFFFFFFFFu, payload, length);
+  reg = crc32c_update(reg, record + 8, kRecordHeaderSize - 8);
+  reg = crc32c_update(reg, &size, sizeof(size));
+  return ~reg;
+}
+
+/// Reads and checks the record at `offset` of a mapping of `size` bytes:
+/// framing within [offset, end_limit) and CRC. False if anything fails.
+inline bool read_record(const char* base, std::size_t end_limit, std::size_t offset, RecordHeader& out) noexcept {
+  if (offset < kSegmentHeaderSize || offset + kRecordHeaderSize > end_limit) return false;
+  std::memcpy(&out, base + offset, kRecordHeaderSize);
+  if (out.size < kRecordHeaderSize || out.gap > out.size - kRecordHeaderSize) return false;
+  if (out.size > end_limit - offset) return false;
+  return record_crc(base + offset, out.size, out.gap) == out.crc;
+}
+
+/// Offset stored in index slot `i` of a mapping of `size` bytes.
+inline std::uint32_t slot_at(const char* base, std::size_t size, std::size_t i) noexcept {
+  std::uint32_t v;
+  std::memcpy(&v, base + size - kSlotSize * (i + 1), sizeof(v));
+  return v;
+}
+
+/// Number of leading non-zero slots (binary search; slots fill in order).
+std::uint32_t count_slots(const char* base, std::size_t size) noexcept;
+
+/// errno values that mean "the file system has no room".
+inline bool is_space_errno(int err) noexcept { return err == ENOSPC || err == EFBIG || err == EDQUOT; }
+
+}  // namespace hft::store::detail
