@@ -151,7 +151,10 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
 Engine::Engine() = default;
 
 Engine::~Engine() {
-  if (reactor_) reactor_->stop();
+  // The reactor closes its connections on destruction and reports them to the
+  // handler and the sessions: it goes first, while they still exist.
+  reactor_.reset();
+  slots_.clear();
   if (journal_service_) journal_service_->stop();
 }
 
@@ -221,11 +224,13 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, session::
     } else {
       auto opts = listener_options(section);
       if (!opts) return opts.error();
+      // Sessions with the same SocketAcceptPort share one listener (port 0
+      // included: one free port for all of them).
       auto it = listeners.find(opts->port);
-      if (it == listeners.end() || opts->port == 0) {
+      if (it == listeners.end()) {
         auto listener = engine->reactor_->add_listener(*opts, *engine->handler_);
         if (!listener) return Error{section.where("SocketAcceptPort") + ": " + listener.error().message};
-        it = listeners.emplace(opts->port == 0 ? (*listener)->port() : opts->port, *listener).first;
+        it = listeners.emplace(opts->port, *listener).first;
         engine->ports_.push_back((*listener)->port());
       }
       slot->accept_port = it->second->port();

@@ -1,0 +1,200 @@
+// The engine end to end on loopback, in one process: an acceptor engine with
+// the venue application and an initiator engine, polled from this thread.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "common/configs.hpp"
+#include "common/venue_app.hpp"
+#include "hft/core/clock.hpp"
+#include "hft/engine/engine.hpp"
+#include "support/alloc_counter.hpp"
+
+namespace {
+
+using hft::engine::Config;
+using hft::engine::Engine;
+namespace tag = hft::codec::tag;
+
+class Client final : public hft::session::Application {
+ public:
+  void on_logon(hft::session::Session&) noexcept override { logged_on = true; }
+  void on_logout(hft::session::Session&) noexcept override { logged_on = false; }
+  hft::session::Decision from_app(hft::session::Session&, const hft::codec::MessageView& m) noexcept override {
+    if (m.msg_type() == "8") ++reports;
+    return hft::session::Decision::accept();
+  }
+  bool logged_on = false;
+  std::uint64_t reports = 0;
+};
+
+std::unique_ptr<Engine> make(const std::string& text, hft::session::Application& app) {
+  auto config = Config::parse(text, "test.cfg");
+  EXPECT_TRUE(config.ok()) << (config.ok() ? "" : config.error().message);
+  if (!config) return nullptr;
+  auto engine = Engine::create(*config, app);
+  EXPECT_TRUE(engine.ok()) << (engine.ok() ? "" : engine.error().message);
+  return engine ? std::move(*engine) : nullptr;
+}
+
+template <typename Pred>
+bool poll_until(Engine& a, Engine& b, Pred done, std::int64_t timeout_ns = 20'000'000'000) {
+  const auto start = hft::core::monotonic_ns();
+  while (!done()) {
+    if (hft::core::monotonic_ns() - start > timeout_ns) return false;
+    a.poll();
+    b.poll();
+  }
+  return true;
+}
+
+struct Pair {
+  hft::apps::VenueApplication venue_app;
+  Client client_app;
+  std::unique_ptr<Engine> venue;
+  std::unique_ptr<Engine> client;
+
+  explicit Pair(const std::string& begin_string = "FIX.4.4", const std::string& store = {}) {
+    hft::apps::SimpleSession v;
+    v.begin_string = begin_string;
+    v.sender = "VENUE";
+    v.target = "CLIENT";
+    v.port = 0;
+    venue = make(hft::apps::simple_config(v), venue_app);
+    hft::apps::SimpleSession c;
+    c.initiator = true;
+    c.begin_string = begin_string;
+    c.sender = "CLIENT";
+    c.target = "VENUE";
+    c.port = venue ? venue->listen_port() : 0;
+    c.store_dir = store;
+    client = make(hft::apps::simple_config(c), client_app);
+  }
+
+  bool logon() {
+    return venue && client && poll_until(*venue, *client, [&] { return client_app.logged_on; });
+  }
+
+  hft::session::SendStatus order(std::uint64_t i) {
+    char id[24];
+    const std::size_t n = hft::codec::format_uint(id, i);
+    return client->session(0).send_app("D", Engine::now(), [&](hft::session::OutgoingMessage& m) {
+      m.add(tag::kClOrdID, {id, n});
+      m.add_char(tag::kHandlInst, '1');
+      m.add(tag::kSymbol, "NOKIA.HE");
+      m.add_char(tag::kSide, '1');
+      m.add(tag::kTransactTime, "20261130-14:36:30.691");
+      m.add_int(tag::kOrderQty, 10);
+      m.add_char(tag::kOrdType, '2');
+      m.add_int(tag::kPrice, 10000);
+    });
+  }
+};
+
+TEST(Engine, initiator_logs_on_and_every_order_gets_an_ack_and_a_fill) {
+  Pair p;
+  ASSERT_TRUE(p.logon());
+  for (std::uint64_t i = 1; i <= 500; ++i) {
+    ASSERT_EQ(p.order(i), hft::session::SendStatus::kOk);
+    p.client->poll();
+    p.venue->poll();
+  }
+  ASSERT_TRUE(poll_until(*p.venue, *p.client, [&] { return p.client_app.reports == 1000; }));
+  EXPECT_EQ(p.venue_app.counters().orders, 500u);
+  EXPECT_EQ(p.client->session(0).next_sender_seq(), 502u);  // Logon + 500 orders
+}
+
+TEST(Engine, fixt_session_with_default_appl_ver_id_exchanges_orders) {
+  Pair p("FIXT.1.1");
+  ASSERT_TRUE(p.logon());
+  ASSERT_EQ(p.order(1), hft::session::SendStatus::kOk);
+  ASSERT_TRUE(poll_until(*p.venue, *p.client, [&] { return p.client_app.reports == 2; }));
+}
+
+TEST(Engine, acceptor_refuses_a_logon_for_an_unknown_session_and_stays_up) {
+  Pair p;
+  hft::apps::SimpleSession c;
+  c.initiator = true;
+  c.sender = "STRANGER";
+  c.target = "VENUE";
+  c.port = p.venue->listen_port();
+  Client stranger_app;
+  auto stranger = make(hft::apps::simple_config(c), stranger_app);
+  ASSERT_TRUE(stranger);
+  ASSERT_TRUE(poll_until(*p.venue, *stranger, [&] { return p.venue->stats().unknown_session_refused >= 1; }));
+  EXPECT_FALSE(stranger_app.logged_on);
+  // The configured client still gets in.
+  ASSERT_TRUE(p.logon());
+}
+
+TEST(Engine, second_connection_for_a_logged_on_session_is_refused) {
+  Pair p;
+  ASSERT_TRUE(p.logon());
+  hft::apps::SimpleSession c;
+  c.initiator = true;
+  c.sender = "CLIENT";
+  c.target = "VENUE";
+  c.port = p.venue->listen_port();
+  Client twin_app;
+  auto twin = make(hft::apps::simple_config(c), twin_app);
+  ASSERT_TRUE(twin);
+  ASSERT_TRUE(poll_until(*p.venue, *twin, [&] { return p.venue->stats().duplicate_refused >= 1; }));
+  EXPECT_FALSE(twin_app.logged_on);
+  EXPECT_TRUE(p.client_app.logged_on);
+}
+
+TEST(Engine, logout_all_ends_both_sides_cleanly) {
+  Pair p;
+  ASSERT_TRUE(p.logon());
+  p.client->logout_all(2'000'000'000);  // Logout, wait for the answer
+  EXPECT_FALSE(p.client_app.logged_on);
+  ASSERT_TRUE(poll_until(*p.venue, *p.client, [&] { return p.venue_app.counters().logouts == 1; }));
+}
+
+TEST(Engine, journaled_initiator_resumes_its_sequence_numbers_after_a_restart) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hft-engine-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  {
+    Pair p("FIX.4.4", dir.string());
+    ASSERT_TRUE(p.logon());
+    for (std::uint64_t i = 1; i <= 10; ++i) ASSERT_EQ(p.order(i), hft::session::SendStatus::kOk);
+    ASSERT_TRUE(poll_until(*p.venue, *p.client, [&] { return p.client_app.reports == 20; }));
+    EXPECT_EQ(p.client->session(0).next_sender_seq(), 12u);
+  }
+  hft::apps::SimpleSession c;
+  c.initiator = true;
+  c.sender = "CLIENT";
+  c.target = "VENUE";
+  c.port = 1;  // not connecting: only the store is of interest
+  c.store_dir = dir.string();
+  Client app;
+  auto reopened = make(hft::apps::simple_config(c), app);
+  ASSERT_TRUE(reopened);
+  EXPECT_EQ(reopened->session(0).next_sender_seq(), 12u);
+  EXPECT_EQ(reopened->session(0).next_target_seq(), 22u);  // Logon + 20 reports
+  reopened.reset();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Engine, steady_state_orders_and_reports_allocate_nothing) {
+  Pair p;
+  ASSERT_TRUE(p.logon());
+  // Warm up: first use of every buffer and connection slot.
+  for (std::uint64_t i = 1; i <= 100; ++i) ASSERT_EQ(p.order(i), hft::session::SendStatus::kOk);
+  ASSERT_TRUE(poll_until(*p.venue, *p.client, [&] { return p.client_app.reports == 200; }));
+  hft::test::AllocationScope scope;
+  for (std::uint64_t i = 101; i <= 1100; ++i) {
+    (void)p.order(i);
+    p.client->poll();
+    p.venue->poll();
+  }
+  while (p.client_app.reports < 2200) {
+    p.client->poll();
+    p.venue->poll();
+  }
+  EXPECT_EQ(scope.count(), 0u) << "allocations on the order/report path of both engines";
+}
+
+}  // namespace
