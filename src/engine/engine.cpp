@@ -203,7 +203,10 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, session::
       if (!opened) return Error{section.where("FileStorePath") + ": FileStorePath: " + opened.error().message};
       message_store = std::move(*opened);
     } else {
+      // Without FileStorePath the last 1024 messages are kept in memory for
+      // resends (preallocated: 1024 x MaxMessageSize, never grown).
       store::MemoryStoreConfig mc;
+      mc.capacity = 1024;
       mc.max_message_size = setup->settings.max_message_size;
       message_store = std::make_unique<store::MemoryStore>(mc, now.utc_ns);
     }
