@@ -1,0 +1,327 @@
+// Reading a session's journals after the fact: listing messages (dump),
+// summarising them (stats) and auditing them (audit). The hft-journal tool is
+// a thin command line over these functions; the latency lab calls
+// audit_journal() on the journal of every run.
+//
+// A directory given here is either
+//   - a journal: a directory of "NNNNNNNN.seg" segment files, or
+//   - a session store (store::JournalStore): outbound/ and inbound/ journals
+//     and seqnums.dat; both journals are read, marked OUT and IN.
+//
+// What the audit checks, per data record, in this order (the first check that
+// fails names the record; later records are still audited and counted):
+//
+//   record      length and CRC-32C of the journal record (store::JournalReader);
+//               control records in their places (segment start first, seal last,
+//               the seal's last seq and index count agree with the segment)
+//   fix-framing frame(): "8=FIX", BodyLength, "10=ddd" and its CheckSum value;
+//               the record holds exactly one message
+//   parse       MessageView::parse
+//   begin-string  8 is the expected BeginString (option) or that of the journal's
+//               first message
+//   msg-seq-num 34 is present and equals the record's seq
+//   validation  codec::Validator against the dictionary: required fields,
+//               repeating groups (NumInGroup counts, entry order), formats, enums.
+//               Without a dictionary, the built-in one of the message's
+//               BeginString, checking only what it covers (session messages,
+//               header, trailer)
+//   sequence    within an epoch seqs are contiguous: a new epoch (store reset)
+//               starts at 1; a SequenceReset (35=4) moves the next expected seq
+//               to its NewSeqNo (36); a record whose seq goes back is accepted
+//               only as a PossDup (43=Y) duplicate or a SequenceReset-Reset.
+//               Missing seqs are failures unless allow_gaps.
+//   count       the number of messages equals expected_count (when given)
+//
+// Everything here is a tool/start-up path: it allocates, and reports bad input
+// (missing directory, not a journal, a newer format version, a corrupt segment
+// header) as an Error naming the file and the problem, never by crashing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hft/codec/dictionary.hpp"
+#include "hft/codec/validator.hpp"
+#include "hft/core/expected.hpp"
+
+namespace hft::engine {
+
+/// Messages per MsgType (35), ordered by MsgType; looked up without a copy.
+using PerTypeCounts = std::map<std::string, std::uint64_t, std::less<>>;
+
+// ---- sources ------------------------------------------------------------------
+
+/// Where a journal sits in a session store.
+enum class JournalDirection : std::uint8_t {
+  kJournal,   ///< a bare journal directory (no direction known)
+  kOutbound,  ///< <store>/outbound
+  kInbound,   ///< <store>/inbound
+};
+
+/// "OUT", "IN", or "" for a bare journal.
+[[nodiscard]] std::string_view direction_label(JournalDirection direction) noexcept;
+
+/// Which journals of a session store to read.
+enum class DirectionSelect : std::uint8_t { kBoth, kOutbound, kInbound };
+
+/// "out" / "in" / "both" -> DirectionSelect; empty if unknown.
+[[nodiscard]] std::optional<DirectionSelect> parse_direction(std::string_view text) noexcept;
+
+struct JournalSource {
+  std::string path;  ///< the journal directory (holds the segments)
+  JournalDirection direction = JournalDirection::kJournal;
+};
+
+/// Resolves `dir` to the journals to read. A directory holding segment files
+/// is one journal (`select` is ignored). A directory holding outbound/ or
+/// inbound/ (a session store) gives those `select` asks for, outbound first.
+/// Errors (the message names the path): the directory is missing or not a
+/// directory; it is neither a journal nor a store; a selected direction is
+/// absent from the store (e.g. inbound messages were not journaled); a
+/// segment header has bad magic, a bad CRC, a newer format version, or is
+/// inconsistent (store::JournalReader::open).
+[[nodiscard]] Expected<std::vector<JournalSource>> resolve_journals(const std::string& dir,
+                                                                    DirectionSelect select = DirectionSelect::kBoth);
+
+/// "<journal>/NNNNNNNN.seg".
+[[nodiscard]] std::string segment_file(const std::string& journal, std::uint64_t segment);
+
+// ---- dictionaries ----------------------------------------------------------------
+
+/// Loads a QuickFIX XML dictionary; with `app_path`, `path` must be the
+/// FIXT.1.1 transport dictionary and the two are combined
+/// (codec::Dictionary::combine). Errors name the file and line; an
+/// application dictionary without a FIXT transport dictionary is an error.
+[[nodiscard]] Expected<std::shared_ptr<const codec::Dictionary>> load_dictionary(const std::string& path,
+                                                                                 const std::string& app_path = {});
+
+/// The dictionary to print or validate a message with BeginString
+/// `begin_string`: `loaded` when given, otherwise the built-in dictionary of
+/// that version (nullptr when the BeginString is not one the engine speaks).
+[[nodiscard]] std::shared_ptr<const codec::Dictionary> dictionary_for(
+    const std::shared_ptr<const codec::Dictionary>& loaded, std::string_view begin_string);
+
+// ---- time text -------------------------------------------------------------------
+
+/// "2026-05-01T12:34:56.123456789Z" (UTC, always 9 fraction digits).
+[[nodiscard]] std::string format_utc_ns(std::int64_t epoch_ns);
+
+/// Parses a point in time (UTC) for filters: nanoseconds since the Unix epoch
+/// ("1714566896123456789"), a FIX UTCTimestamp ("20260501-12:34:56.123"), or
+/// ISO 8601 ("2026-05-01T12:34:56.123Z", "2026-05-01 12:34:56", "2026-05-01";
+/// a trailing "Z" is optional, other offsets are refused). False if malformed.
+[[nodiscard]] bool parse_time(std::string_view text, std::int64_t& epoch_ns) noexcept;
+
+// ---- records ---------------------------------------------------------------------
+
+/// One journal record as handed to a scan visitor. Views are valid only
+/// during the callback.
+struct JournalRecord {
+  JournalDirection direction = JournalDirection::kJournal;
+  const std::string* journal = nullptr;  ///< path of the journal directory
+  std::uint64_t segment = 0;             ///< segment file number
+  std::size_t offset = 0;                ///< byte offset of the record in the segment file
+  std::uint64_t epoch = 0;               ///< from the segment's start record (0 if unknown)
+  std::uint64_t seq = 0;                 ///< 0 for control records
+  std::int64_t timestamp_ns = 0;         ///< the record's timestamp (UTC ns for sessions)
+  std::uint16_t flags = 0;               ///< store::RecordFlag bits | caller flags << 8
+  std::string_view bytes;                ///< the payload: wire bytes of a message
+  std::string_view msg_type;             ///< 35 of a message; empty for control records
+  [[nodiscard]] bool control() const noexcept;
+  /// Path of the segment file.
+  [[nodiscard]] std::string file() const;
+};
+
+/// Which records a scan delivers. Every bound is inclusive except `until_ns`.
+struct RecordFilter {
+  std::uint64_t from_seq = 0;
+  std::uint64_t to_seq = UINT64_MAX;
+  std::int64_t since_ns = INT64_MIN;
+  std::int64_t until_ns = INT64_MAX;   ///< records at or after this are left out
+  std::vector<std::string> msg_types;  ///< empty: every MsgType
+  std::optional<std::uint64_t> epoch;  ///< only this epoch
+  bool include_control = false;        ///< also segment start/seal records (seq and type filters skip them)
+  std::size_t limit = 0;               ///< stop after this many (0: no limit)
+};
+
+struct ScanResult {
+  std::size_t delivered = 0;
+  /// Records that failed their length/CRC check (each ends its segment).
+  std::size_t corrupt = 0;
+  /// One line per corruption: "FILE@OFFSET: reason".
+  std::vector<std::string> corruptions;
+};
+
+/// Hands the records of `sources` passing `filter` to `visit` in timestamp
+/// order (a merge across journals; within a journal, file order). `visit`
+/// returns false to stop. Errors: a segment file vanished or became
+/// unreadable between resolve and scan.
+[[nodiscard]] Expected<ScanResult> scan_journals(const std::vector<JournalSource>& sources,
+                                                 const RecordFilter& filter,
+                                                 const std::function<bool(const JournalRecord&)>& visit);
+
+// ---- stats -----------------------------------------------------------------------
+
+/// Distribution of message (payload) sizes in bytes.
+struct SizeDistribution {
+  std::uint64_t count = 0;
+  std::uint64_t min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+  double mean = 0;
+  /// (upper bound, count) for power-of-two buckets <= 64, <= 128, ... up to max.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> buckets;
+};
+
+struct SegmentSummary {
+  std::uint64_t number = 0;
+  std::string path;
+  std::uint64_t file_bytes = 0;      ///< size of the file (preallocated)
+  std::uint64_t records = 0;         ///< data records
+  std::uint64_t control_records = 0;
+  bool sealed = false;               ///< ends with a seal record (finished by the writer)
+  bool corrupt = false;              ///< reading stopped at a record that failed its checks
+  std::uint64_t first_seq = 0, last_seq = 0;
+};
+
+struct EpochSummary {
+  std::uint64_t epoch = 0;
+  std::int64_t created_ns = 0;       ///< from the start record
+  std::uint64_t records = 0;
+  std::uint64_t first_seq = 0, last_seq = 0;
+  std::int64_t first_ns = 0, last_ns = 0;
+};
+
+struct JournalSummary {
+  JournalSource source;
+  std::string begin_string;           ///< BeginString of the first message
+  std::vector<SegmentSummary> segments;
+  std::uint64_t records = 0;          ///< data records (messages)
+  std::uint64_t control_records = 0;
+  std::uint64_t payload_bytes = 0;    ///< message bytes
+  std::uint64_t file_bytes = 0;       ///< size of the segment files
+  std::uint64_t unindexed = 0;        ///< records whose seq did not increase (not replayable)
+  std::uint64_t corrupt = 0;
+  std::vector<std::string> corruptions;
+  std::vector<EpochSummary> epochs;
+  std::uint64_t first_seq = 0, last_seq = 0;
+  std::int64_t first_ns = 0, last_ns = 0;
+  PerTypeCounts per_type;
+  /// (records - 1) / (last_ns - first_ns); 0 with fewer than two records or no span.
+  double messages_per_second = 0;
+  SizeDistribution message_sizes;
+};
+
+/// Summarises every journal `dir` resolves to (resolve_journals).
+[[nodiscard]] Expected<std::vector<JournalSummary>> summarize_journals(const std::string& dir,
+                                                                       DirectionSelect select = DirectionSelect::kBoth);
+
+// ---- audit -----------------------------------------------------------------------
+
+/// The checks of an audit, in the order they are applied to a record.
+enum class AuditCheck : std::uint8_t {
+  kRecord,       ///< journal record length/CRC, control records
+  kFixFraming,   ///< BeginString, BodyLength, CheckSum (codec::frame)
+  kParse,        ///< codec::MessageView::parse
+  kBeginString,  ///< unexpected BeginString
+  kMsgSeqNum,    ///< 34 absent or != the record's seq
+  kValidation,   ///< codec::Validator
+  kSequence,     ///< gap, or a seq going back
+  kCount,        ///< message count != expected_count
+};
+
+/// "record", "fix-framing", "parse", "begin-string", "msg-seq-num",
+/// "validation", "sequence", "count".
+[[nodiscard]] std::string_view to_string(AuditCheck check) noexcept;
+
+struct AuditOptions {
+  /// Dictionary for validation (load_dictionary). Null: the built-in
+  /// dictionary of each message's BeginString, checking only what it covers.
+  std::shared_ptr<const codec::Dictionary> dictionary;
+  /// Validator switches. Unset: every check with `dictionary`; with the
+  /// built-in dictionaries, unknown message types and their fields pass.
+  std::optional<codec::ValidationOptions> validation;
+  bool validate = true;             ///< false: skip the Validator step
+  /// Expected BeginString of every message; empty: the journal's first message's.
+  std::string begin_string;
+  /// Fail unless exactly this many messages (data records) are found.
+  std::optional<std::uint64_t> expected_count;
+  /// Missing seqs are counted but do not fail the audit.
+  bool allow_gaps = false;
+  DirectionSelect direction = DirectionSelect::kBoth;
+  /// Failures kept in AuditReport::failures (all are counted).
+  std::size_t max_failures = 20;
+};
+
+struct AuditFailure {
+  AuditCheck check = AuditCheck::kRecord;
+  JournalDirection direction = JournalDirection::kJournal;
+  std::string file;              ///< segment file; empty for kCount
+  std::uint64_t segment = 0;
+  std::size_t offset = 0;        ///< byte offset of the record in `file`
+  std::uint64_t seq = 0;         ///< the record's seq (0 if unreadable or control)
+  std::uint64_t epoch = 0;
+  std::int64_t timestamp_ns = 0;
+  std::string msg_type;
+  std::string reason;
+  /// "FILE@OFFSET seq N [35=T]: check: reason" (for kCount: "check: reason").
+  [[nodiscard]] std::string describe() const;
+};
+
+/// Audit of one journal.
+struct JournalAudit {
+  JournalSource source;
+  std::uint64_t segments = 0;
+  std::uint64_t records = 0;          ///< data records (messages)
+  std::uint64_t control_records = 0;
+  std::uint64_t bytes = 0;            ///< message bytes
+  std::uint64_t epochs = 0;
+  std::uint64_t first_seq = 0, last_seq = 0;  ///< of the first and last message, file order
+  std::int64_t first_ns = 0, last_ns = 0;
+  PerTypeCounts per_type;
+  std::uint64_t missing_seqs = 0;     ///< seqs skipped inside epochs (gaps)
+  std::uint64_t duplicates = 0;       ///< PossDup records whose seq was already seen
+  std::uint64_t sequence_resets = 0;  ///< SequenceReset messages that moved the expected seq
+  std::uint64_t validated = 0;        ///< messages the Validator checked
+  std::uint64_t failures = 0;
+};
+
+struct AuditReport {
+  bool ok = true;
+  std::string directory;
+  std::vector<JournalAudit> journals;
+  std::uint64_t segments = 0;
+  std::uint64_t records = 0;          ///< messages in every journal audited
+  std::uint64_t control_records = 0;
+  std::uint64_t bytes = 0;
+  /// Lowest first and highest last seq over the journals (one journal: its own).
+  std::uint64_t first_seq = 0, last_seq = 0;
+  PerTypeCounts per_type;
+  std::uint64_t missing_seqs = 0;
+  std::string begin_string;           ///< of the first message
+  std::string dictionary;             ///< version of the given dictionary, or "built-in"
+  std::uint64_t failure_count = 0;
+  std::vector<AuditFailure> failures; ///< the first AuditOptions::max_failures, in order found
+  /// The first failure, or nullptr when ok.
+  [[nodiscard]] const AuditFailure* first_failure() const noexcept {
+    return failures.empty() ? nullptr : &failures.front();
+  }
+};
+
+/// Audits the journal(s) in `dir` (see the top of this file). The returned
+/// report says ok or names the failures; an Error means the input could not
+/// be read at all (resolve_journals' errors). Failures inside records never
+/// become an Error.
+[[nodiscard]] Expected<AuditReport> audit_journal(const std::string& dir, const AuditOptions& options);
+
+/// The report as JSON text (nlohmann-json layout; `indent` < 0: one line).
+[[nodiscard]] std::string to_json(const AuditReport& report, int indent = 2);
+/// Summaries as JSON text.
+[[nodiscard]] std::string to_json(const std::vector<JournalSummary>& summaries, int indent = 2);
+
+}  // namespace hft::engine

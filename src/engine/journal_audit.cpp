@@ -1,0 +1,1147 @@
+#include "hft/engine/journal_audit.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "hft/codec/encoder.hpp"
+#include "hft/codec/parser.hpp"
+#include "hft/codec/types.hpp"
+#include "hft/store/crc32c.hpp"
+#include "hft/store/format.hpp"
+#include "hft/store/journal_reader.hpp"
+
+namespace hft::engine {
+
+namespace {
+
+constexpr std::uint64_t kNoEpoch = UINT64_MAX;
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Same rule as the store: "<8..19 digits>.seg".
+bool is_segment_name(std::string_view name, std::uint64_t* number = nullptr) {
+  constexpr std::string_view kSuffix = ".seg";
+  if (name.size() <= kSuffix.size() || !name.ends_with(kSuffix)) return false;
+  const std::string_view digits = name.substr(0, name.size() - kSuffix.size());
+  if (digits.size() < 8 || digits.size() > 19) return false;
+  std::uint64_t v = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (number != nullptr) *number = v;
+  return true;
+}
+
+bool has_segments(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return false;
+  bool found = false;
+  while (dirent* e = ::readdir(d)) {
+    if (is_segment_name(e->d_name)) {
+      found = true;
+      break;
+    }
+  }
+  ::closedir(d);
+  return found;
+}
+
+std::string_view find_msg_type(std::string_view bytes) noexcept {
+  const std::size_t p = bytes.find("\x01" "35=");
+  if (p == std::string_view::npos) return {};
+  const std::size_t v = p + 4;
+  const std::size_t e = bytes.find(codec::kSoh, v);
+  return bytes.substr(v, (e == std::string_view::npos ? bytes.size() : e) - v);
+}
+
+std::uint64_t file_size(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+}
+
+/// What is wrong with the record at `offset` of `path`, found again by hand
+/// because the reader only says "corrupt".
+struct Corruption {
+  std::string file;
+  std::uint64_t segment = 0;
+  std::size_t offset = 0;
+  std::uint64_t seq = 0;
+  std::int64_t timestamp_ns = 0;
+  std::string reason;
+  [[nodiscard]] std::string line() const { return file + "@" + std::to_string(offset) + ": " + reason; }
+};
+
+Corruption diagnose(const std::string& file, std::size_t offset) {
+  Corruption c;
+  c.file = file;
+  c.offset = offset;
+  const std::size_t slash = file.rfind('/');
+  is_segment_name(std::string_view(file).substr(slash == std::string::npos ? 0 : slash + 1), &c.segment);
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    c.reason = "cannot open the segment file: " + errno_text(errno);
+    return c;
+  }
+  struct stat st {};
+  ::fstat(fd, &st);
+  const auto size = static_cast<std::size_t>(st.st_size);
+  if (offset < store::kSegmentHeaderSize) {
+    c.reason = "cannot map the segment file";
+    ::close(fd);
+    return c;
+  }
+  const std::size_t end_limit = size < store::kSlotSize ? 0 : size - store::kSlotSize;
+  store::RecordHeader h{};
+  if (offset + store::kRecordHeaderSize > end_limit ||
+      ::pread(fd, &h, sizeof(h), static_cast<off_t>(offset)) != static_cast<ssize_t>(sizeof(h))) {
+    c.reason = "record header runs past the end of the segment";
+    ::close(fd);
+    return c;
+  }
+  c.seq = h.seq;
+  c.timestamp_ns = h.timestamp_ns;
+  if (h.size < store::kRecordHeaderSize) {
+    c.reason = "record length " + std::to_string(h.size) + " is shorter than the 32-byte record header";
+  } else if (h.gap > h.size - store::kRecordHeaderSize) {
+    c.reason = "record gap " + std::to_string(h.gap) + " exceeds the record length " + std::to_string(h.size);
+  } else if (h.size > end_limit - offset) {
+    c.reason = "record length " + std::to_string(h.size) + " runs past the end of the segment (" +
+               std::to_string(end_limit - offset) + " bytes left)";
+  } else {
+    std::string rec(h.size, '\0');
+    if (::pread(fd, rec.data(), rec.size(), static_cast<off_t>(offset)) != static_cast<ssize_t>(rec.size())) {
+      c.reason = "cannot read the record: " + errno_text(errno);
+    } else {
+      const char* payload = rec.data() + store::kRecordHeaderSize + h.gap;
+      std::uint32_t crc = store::crc32c(payload, h.size - store::kRecordHeaderSize - h.gap);
+      crc = store::crc32c_extend(crc, rec.data() + 8, store::kRecordHeaderSize - 8);
+      crc = store::crc32c_extend(crc, &h.size, sizeof(h.size));
+      char text[96];
+      if (crc != h.crc) {
+        std::snprintf(text, sizeof text, "record CRC-32C mismatch (stored 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")",
+                      h.crc, crc);
+      } else {
+        std::snprintf(text, sizeof text, "record failed the reader's checks");
+      }
+      c.reason = text;
+    }
+  }
+  ::close(fd);
+  return c;
+}
+
+/// A JournalReader plus what the records themselves say about epochs.
+class Cursor {
+ public:
+  enum class Step : std::int8_t { kRecord, kEnd, kCorrupt };
+
+  Cursor(JournalSource source, store::JournalReader reader)
+      : source_(std::move(source)), reader_(std::move(reader)) {
+    rec_.direction = source_.direction;
+  }
+
+  Step next() {
+    store::RecordView v;
+    switch (reader_.next(v)) {
+      case store::JournalReader::Next::kEnd:
+        return Step::kEnd;
+      case store::JournalReader::Next::kCorrupt: {
+        const std::string where = reader_.where();
+        const std::size_t at = where.rfind('@');
+        std::size_t offset = 0;
+        if (at != std::string::npos) offset = std::strtoull(where.c_str() + at + 1, nullptr, 10);
+        corruption_ = diagnose(where.substr(0, at), offset);
+        return Step::kCorrupt;
+      }
+      case store::JournalReader::Next::kRecord:
+        break;
+    }
+    rec_.journal = &source_.path;
+    rec_.segment = v.segment;
+    rec_.offset = v.offset;
+    rec_.seq = v.seq;
+    rec_.timestamp_ns = v.timestamp_ns;
+    rec_.flags = v.flags;
+    rec_.bytes = {v.bytes.data(), v.bytes.size()};
+    new_epoch_ = false;
+    if (v.control()) {
+      rec_.msg_type = {};
+      if ((v.flags & store::kRecordSegmentStart) != 0 && v.bytes.size() == sizeof(store::SegmentStartPayload)) {
+        store::SegmentStartPayload p;
+        std::memcpy(&p, v.bytes.data(), sizeof(p));
+        new_epoch_ = (v.flags & store::kRecordEpochStart) != 0 || p.epoch != epoch_;
+        epoch_ = p.epoch;
+        epoch_created_ns_ = p.epoch_created_ns;
+      }
+    } else {
+      rec_.msg_type = find_msg_type(rec_.bytes);
+    }
+    rec_.epoch = epoch_ == kNoEpoch ? 0 : epoch_;
+    return Step::kRecord;
+  }
+
+  [[nodiscard]] const JournalRecord& record() const noexcept { return rec_; }
+  [[nodiscard]] const Corruption& corruption() const noexcept { return corruption_; }
+  [[nodiscard]] const JournalSource& source() const noexcept { return source_; }
+  [[nodiscard]] const store::JournalReader& reader() const noexcept { return reader_; }
+  /// The last record was a segment start that opens a new epoch (or changes it).
+  [[nodiscard]] bool new_epoch() const noexcept { return new_epoch_; }
+  [[nodiscard]] std::int64_t epoch_created_ns() const noexcept { return epoch_created_ns_; }
+
+ private:
+  JournalSource source_;
+  store::JournalReader reader_;
+  JournalRecord rec_;
+  Corruption corruption_;
+  std::uint64_t epoch_ = kNoEpoch;
+  std::int64_t epoch_created_ns_ = 0;
+  bool new_epoch_ = false;
+};
+
+Expected<std::vector<Cursor>> open_cursors(const std::vector<JournalSource>& sources) {
+  std::vector<Cursor> cursors;
+  cursors.reserve(sources.size());
+  for (const JournalSource& s : sources) {
+    auto reader = store::JournalReader::open(s.path);
+    if (!reader) return reader.error();
+    cursors.emplace_back(s, std::move(*reader));
+  }
+  return cursors;
+}
+
+void count_type(PerTypeCounts& counts, std::string_view msg_type) {
+  if (auto it = counts.find(msg_type); it != counts.end()) ++it->second;
+  else counts.emplace(std::string(msg_type), 1);
+}
+
+bool passes(const JournalRecord& r, const RecordFilter& f) {
+  if (f.epoch && r.epoch != *f.epoch) return false;
+  if (r.timestamp_ns < f.since_ns || r.timestamp_ns >= f.until_ns) return false;
+  if (r.control()) return f.include_control;
+  if (r.seq < f.from_seq || r.seq > f.to_seq) return false;
+  if (!f.msg_types.empty() &&
+      std::find(f.msg_types.begin(), f.msg_types.end(), r.msg_type) == f.msg_types.end())
+    return false;
+  return true;
+}
+
+}  // namespace
+
+// ---- sources ------------------------------------------------------------------
+
+std::string_view direction_label(JournalDirection direction) noexcept {
+  switch (direction) {
+    case JournalDirection::kOutbound:
+      return "OUT";
+    case JournalDirection::kInbound:
+      return "IN";
+    case JournalDirection::kJournal:
+      break;
+  }
+  return "";
+}
+
+std::optional<DirectionSelect> parse_direction(std::string_view text) noexcept {
+  if (text == "out" || text == "outbound") return DirectionSelect::kOutbound;
+  if (text == "in" || text == "inbound") return DirectionSelect::kInbound;
+  if (text == "both") return DirectionSelect::kBoth;
+  return std::nullopt;
+}
+
+std::string segment_file(const std::string& journal, std::uint64_t segment) {
+  char name[32];
+  std::snprintf(name, sizeof name, "/%08llu.seg", static_cast<unsigned long long>(segment));
+  return journal + name;
+}
+
+Expected<std::vector<JournalSource>> resolve_journals(const std::string& dir, DirectionSelect select) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return Error{dir + ": cannot open: " + errno_text(errno)};
+  if (!S_ISDIR(st.st_mode)) return Error{dir + ": not a directory (expected a journal or a session store directory)"};
+  std::vector<JournalSource> out;
+  if (has_segments(dir)) {
+    out.push_back({dir, JournalDirection::kJournal});
+  } else {
+    const std::string ob = dir + "/outbound";
+    const std::string ib = dir + "/inbound";
+    const bool has_ob = is_directory(ob);
+    const bool has_ib = is_directory(ib);
+    if (!has_ob && !has_ib)
+      return Error{dir + ": not a journal (no NNNNNNNN.seg segment files) and not a session store "
+                         "(no outbound/ or inbound/)"};
+    if (select != DirectionSelect::kInbound) {
+      if (has_ob) out.push_back({ob, JournalDirection::kOutbound});
+      else if (select == DirectionSelect::kOutbound) return Error{ob + ": no outbound journal in this store"};
+    }
+    if (select != DirectionSelect::kOutbound) {
+      if (has_ib) out.push_back({ib, JournalDirection::kInbound});
+      else if (select == DirectionSelect::kInbound)
+        return Error{ib + ": no inbound journal in this store (inbound messages not journaled)"};
+    }
+    for (const JournalSource& s : out) {
+      if (!has_segments(s.path)) return Error{s.path + ": not a journal (no NNNNNNNN.seg segment files)"};
+    }
+  }
+  // Checks every segment header now, so bad input is reported before any output.
+  for (const JournalSource& s : out) {
+    auto reader = store::JournalReader::open(s.path);
+    if (!reader) return reader.error();
+  }
+  return out;
+}
+
+// ---- dictionaries ----------------------------------------------------------------
+
+Expected<std::shared_ptr<const codec::Dictionary>> load_dictionary(const std::string& path,
+                                                                   const std::string& app_path) {
+  if (path.empty()) {
+    if (!app_path.empty()) return Error{app_path + ": an application dictionary needs the FIXT.1.1 transport dictionary too"};
+    return std::shared_ptr<const codec::Dictionary>();
+  }
+  auto dict = codec::Dictionary::load_file(path);
+  if (!dict) return dict.error();
+  if (app_path.empty()) return *dict;
+  if ((*dict)->begin_string() != "FIXT.1.1")
+    return Error{path + ": is " + (*dict)->begin_string() +
+                 ", not a FIXT.1.1 transport dictionary; an application dictionary goes with FIXT.1.1"};
+  auto app = codec::Dictionary::load_file(app_path);
+  if (!app) return app.error();
+  return codec::Dictionary::combine(**dict, **app);
+}
+
+std::shared_ptr<const codec::Dictionary> dictionary_for(const std::shared_ptr<const codec::Dictionary>& loaded,
+                                                        std::string_view begin_string) {
+  if (loaded) return loaded;
+  codec::FixVersion version{};
+  if (!codec::parse_begin_string(begin_string, version)) return nullptr;
+  return codec::Dictionary::builtin(version);
+}
+
+// ---- time text -------------------------------------------------------------------
+
+std::string format_utc_ns(std::int64_t epoch_ns) {
+  std::int64_t sec = epoch_ns / 1'000'000'000;
+  std::int64_t frac = epoch_ns % 1'000'000'000;
+  if (frac < 0) {
+    frac += 1'000'000'000;
+    --sec;
+  }
+  const auto t = static_cast<std::time_t>(sec);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char out[48];
+  const std::size_t n = std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(out + n, sizeof out - n, ".%09" PRId64 "Z", frac);
+  return out;
+}
+
+bool parse_time(std::string_view text, std::int64_t& epoch_ns) noexcept {
+  if (text.empty()) return false;
+  if (std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    std::int64_t v = 0;
+    if (!codec::parse_int(text, v)) return false;
+    epoch_ns = v;
+    return true;
+  }
+  if (text.size() >= 9 && text[8] == '-') return codec::parse_utc_timestamp(text, epoch_ns);
+  // ISO 8601: YYYY-MM-DD[(T| )HH:MM:SS[.f]][Z]
+  if (text.back() == 'Z') text.remove_suffix(1);
+  auto digits = [&](std::size_t from, std::size_t n) {
+    if (text.size() < from + n) return false;
+    for (std::size_t i = from; i < from + n; ++i)
+      if (text[i] < '0' || text[i] > '9') return false;
+    return true;
+  };
+  if (text.size() < 10 || !digits(0, 4) || text[4] != '-' || !digits(5, 2) || text[7] != '-' || !digits(8, 2))
+    return false;
+  char fix[40];
+  std::size_t n = 0;
+  auto put = [&](std::string_view s) {
+    std::memcpy(fix + n, s.data(), s.size());
+    n += s.size();
+  };
+  put(text.substr(0, 4));
+  put(text.substr(5, 2));
+  put(text.substr(8, 2));
+  if (text.size() == 10) {
+    put("-00:00:00");
+  } else {
+    if ((text[10] != 'T' && text[10] != ' ') || text.size() < 19 || text.size() > 30) return false;
+    put("-");
+    put(text.substr(11));
+  }
+  return codec::parse_utc_timestamp({fix, n}, epoch_ns);
+}
+
+// ---- records ---------------------------------------------------------------------
+
+bool JournalRecord::control() const noexcept { return (flags & store::kRecordControl) != 0; }
+
+std::string JournalRecord::file() const { return segment_file(journal != nullptr ? *journal : std::string(), segment); }
+
+Expected<ScanResult> scan_journals(const std::vector<JournalSource>& sources, const RecordFilter& filter,
+                                   const std::function<bool(const JournalRecord&)>& visit) {
+  auto opened = open_cursors(sources);
+  if (!opened) return opened.error();
+  std::vector<Cursor>& cursors = *opened;
+  ScanResult result;
+  std::vector<bool> ready(cursors.size(), false);
+  auto advance = [&](std::size_t i) {
+    ready[i] = false;
+    for (;;) {
+      const Cursor::Step step = cursors[i].next();
+      if (step == Cursor::Step::kEnd) return;
+      if (step == Cursor::Step::kCorrupt) {
+        ++result.corrupt;
+        result.corruptions.push_back(cursors[i].corruption().line());
+        continue;
+      }
+      if (passes(cursors[i].record(), filter)) {
+        ready[i] = true;
+        return;
+      }
+    }
+  };
+  for (std::size_t i = 0; i < cursors.size(); ++i) advance(i);
+  for (;;) {
+    std::size_t best = cursors.size();
+    for (std::size_t i = 0; i < cursors.size(); ++i) {
+      if (ready[i] && (best == cursors.size() ||
+                       cursors[i].record().timestamp_ns < cursors[best].record().timestamp_ns))
+        best = i;
+    }
+    if (best == cursors.size()) break;
+    ++result.delivered;
+    if (!visit(cursors[best].record())) break;
+    if (filter.limit != 0 && result.delivered >= filter.limit) break;
+    advance(best);
+  }
+  return result;
+}
+
+// ---- stats -----------------------------------------------------------------------
+
+namespace {
+
+SizeDistribution distribution(std::vector<std::uint64_t> sizes) {
+  SizeDistribution d;
+  if (sizes.empty()) return d;
+  std::sort(sizes.begin(), sizes.end());
+  d.count = sizes.size();
+  d.min = sizes.front();
+  d.max = sizes.back();
+  double sum = 0;
+  for (std::uint64_t s : sizes) sum += static_cast<double>(s);
+  d.mean = sum / static_cast<double>(sizes.size());
+  // Nearest rank: the smallest size with at least q of the messages at or below it.
+  auto rank = [&](double q) {
+    auto r = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sizes.size())));
+    return sizes[std::clamp<std::size_t>(r, 1, sizes.size()) - 1];
+  };
+  d.p50 = rank(0.50);
+  d.p90 = rank(0.90);
+  d.p99 = rank(0.99);
+  std::uint64_t bound = 64;
+  std::size_t i = 0;
+  while (i < sizes.size()) {
+    std::uint64_t n = 0;
+    while (i < sizes.size() && sizes[i] <= bound) {
+      ++n;
+      ++i;
+    }
+    if (n != 0) d.buckets.emplace_back(bound, n);
+    bound *= 2;
+  }
+  return d;
+}
+
+}  // namespace
+
+Expected<std::vector<JournalSummary>> summarize_journals(const std::string& dir, DirectionSelect select) {
+  auto sources = resolve_journals(dir, select);
+  if (!sources) return sources.error();
+  auto opened = open_cursors(*sources);
+  if (!opened) return opened.error();
+  std::vector<JournalSummary> out;
+  for (Cursor& c : *opened) {
+    JournalSummary s;
+    s.source = c.source();
+    std::map<std::uint64_t, std::size_t> seg_index;
+    for (std::uint64_t number : c.reader().segments()) {
+      SegmentSummary seg;
+      seg.number = number;
+      seg.path = segment_file(s.source.path, number);
+      seg.file_bytes = file_size(seg.path);
+      s.file_bytes += seg.file_bytes;
+      seg_index[number] = s.segments.size();
+      s.segments.push_back(std::move(seg));
+    }
+    std::vector<std::uint64_t> sizes;
+    std::shared_ptr<const codec::Dictionary> names;
+    for (;;) {
+      const Cursor::Step step = c.next();
+      if (step == Cursor::Step::kEnd) break;
+      if (step == Cursor::Step::kCorrupt) {
+        ++s.corrupt;
+        s.corruptions.push_back(c.corruption().line());
+        if (auto it = seg_index.find(c.corruption().segment); it != seg_index.end())
+          s.segments[it->second].corrupt = true;
+        continue;
+      }
+      const JournalRecord& r = c.record();
+      SegmentSummary* seg = nullptr;
+      if (auto it = seg_index.find(r.segment); it != seg_index.end()) seg = &s.segments[it->second];
+      if (c.new_epoch() || (!r.control() && s.epochs.empty())) {
+        EpochSummary e;
+        e.epoch = r.epoch;
+        e.created_ns = c.epoch_created_ns();
+        s.epochs.push_back(e);
+      }
+      if (r.control()) {
+        ++s.control_records;
+        if (seg != nullptr) {
+          ++seg->control_records;
+          if ((r.flags & store::kRecordSegmentSeal) != 0) seg->sealed = true;
+        }
+        continue;
+      }
+      ++s.records;
+      s.payload_bytes += r.bytes.size();
+      sizes.push_back(r.bytes.size());
+      if ((r.flags & store::kRecordUnindexed) != 0) ++s.unindexed;
+      if (s.records == 1) {
+        s.first_seq = r.seq;
+        s.first_ns = r.timestamp_ns;
+        if (r.bytes.starts_with("8=")) s.begin_string = std::string(r.bytes.substr(2, r.bytes.find(codec::kSoh) - 2));
+      }
+      s.last_seq = r.seq;
+      s.last_ns = r.timestamp_ns;
+      count_type(s.per_type, r.msg_type);
+      EpochSummary& e = s.epochs.back();
+      if (e.records++ == 0) {
+        e.first_seq = r.seq;
+        e.first_ns = r.timestamp_ns;
+      }
+      e.last_seq = r.seq;
+      e.last_ns = r.timestamp_ns;
+      if (seg != nullptr) {
+        if (seg->records++ == 0) seg->first_seq = r.seq;
+        seg->last_seq = r.seq;
+      }
+    }
+    // Epoch entries opened by a start record but holding no message stay:
+    // a reset with no traffic after it is still an epoch.
+    if (s.records >= 2 && s.last_ns > s.first_ns)
+      s.messages_per_second =
+          static_cast<double>(s.records - 1) * 1e9 / static_cast<double>(s.last_ns - s.first_ns);
+    s.message_sizes = distribution(std::move(sizes));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// ---- audit -----------------------------------------------------------------------
+
+std::string_view to_string(AuditCheck check) noexcept {
+  switch (check) {
+    case AuditCheck::kRecord:
+      return "record";
+    case AuditCheck::kFixFraming:
+      return "fix-framing";
+    case AuditCheck::kParse:
+      return "parse";
+    case AuditCheck::kBeginString:
+      return "begin-string";
+    case AuditCheck::kMsgSeqNum:
+      return "msg-seq-num";
+    case AuditCheck::kValidation:
+      return "validation";
+    case AuditCheck::kSequence:
+      return "sequence";
+    case AuditCheck::kCount:
+      return "count";
+  }
+  return "unknown";
+}
+
+std::string AuditFailure::describe() const {
+  std::string out;
+  if (!file.empty()) {
+    out += file;
+    out += '@';
+    out += std::to_string(offset);
+    if (seq != 0) {
+      out += " seq ";
+      out += std::to_string(seq);
+    }
+    if (!msg_type.empty()) {
+      out += " 35=";
+      out += msg_type;
+    }
+    out += ": ";
+  }
+  out += to_string(check);
+  out += ": ";
+  out += reason;
+  return out;
+}
+
+namespace {
+
+/// What the sequence check needs from a parsed message.
+struct MessageFacts {
+  bool parsed = false;
+  std::string_view msg_type;
+  bool poss_dup = false;
+  bool gap_fill = false;
+  bool reset_seq_num = false;
+  std::optional<std::uint64_t> new_seq_no;
+};
+
+class Auditor {
+ public:
+  Auditor(const AuditOptions& options, AuditReport& report)
+      : options_(options), report_(report), view_(std::make_unique<codec::MessageView>()) {
+    expected_begin_ = options.begin_string;
+  }
+
+  void audit(Cursor& cursor) {
+    JournalAudit j;
+    j.source = cursor.source();
+    j.segments = cursor.reader().segments().size();
+    journal_ = &j;
+    seg_ = ~std::uint64_t{0};
+    epoch_ = kNoEpoch;
+    next_.reset();
+    epoch_opened_ = false;
+    for (;;) {
+      const Cursor::Step step = cursor.next();
+      if (step == Cursor::Step::kEnd) break;
+      if (step == Cursor::Step::kCorrupt) {
+        const Corruption& c = cursor.corruption();
+        AuditFailure f;
+        f.check = AuditCheck::kRecord;
+        f.direction = j.source.direction;
+        f.file = c.file;
+        f.segment = c.segment;
+        f.offset = c.offset;
+        f.seq = c.seq;
+        f.epoch = epoch_ == kNoEpoch ? 0 : epoch_;
+        f.timestamp_ns = c.timestamp_ns;
+        f.reason = c.reason + "; the rest of the segment is not readable";
+        fail(std::move(f));
+        seg_ = ~std::uint64_t{0};  // the next segment starts afresh
+        continue;
+      }
+      const JournalRecord& r = cursor.record();
+      if (r.segment != seg_) begin_segment(r);
+      if (r.control()) {
+        on_control(r, cursor);
+      } else {
+        on_message(r);
+      }
+      ++seg_records_;
+    }
+    report_.journals.push_back(std::move(j));
+    journal_ = nullptr;
+  }
+
+ private:
+  void fail(AuditFailure f) {
+    ++report_.failure_count;
+    if (journal_ != nullptr) ++journal_->failures;
+    report_.ok = false;
+    if (report_.failures.size() < options_.max_failures) report_.failures.push_back(std::move(f));
+  }
+
+  void fail_at(const JournalRecord& r, AuditCheck check, std::string reason) {
+    AuditFailure f;
+    f.check = check;
+    f.direction = r.direction;
+    f.file = r.file();
+    f.segment = r.segment;
+    f.offset = r.offset;
+    f.seq = r.seq;
+    f.epoch = r.epoch;
+    f.timestamp_ns = r.timestamp_ns;
+    f.msg_type = std::string(r.msg_type);
+    f.reason = std::move(reason);
+    fail(std::move(f));
+  }
+
+  void begin_segment(const JournalRecord& r) {
+    seg_ = r.segment;
+    seg_records_ = 0;
+    seg_indexed_ = 0;
+    seg_last_indexed_ = 0;
+    sealed_ = false;
+  }
+
+  void on_control(const JournalRecord& r, const Cursor& cursor) {
+    ++journal_->control_records;
+    if (sealed_) {
+      fail_at(r, AuditCheck::kRecord, "control record after the segment's seal record");
+      return;
+    }
+    if ((r.flags & store::kRecordSegmentStart) != 0) {
+      if (seg_records_ != 0) fail_at(r, AuditCheck::kRecord, "segment start record in the middle of a segment");
+      if (r.bytes.size() != sizeof(store::SegmentStartPayload)) {
+        fail_at(r, AuditCheck::kRecord,
+                "segment start record of " + std::to_string(r.bytes.size()) + " bytes, expected 16");
+        return;
+      }
+      if (epoch_ != kNoEpoch && r.epoch < epoch_) {
+        fail_at(r, AuditCheck::kRecord,
+                "epoch goes back from " + std::to_string(epoch_) + " to " + std::to_string(r.epoch));
+      }
+      if (cursor.new_epoch() || epoch_ == kNoEpoch) {
+        ++journal_->epochs;
+        epoch_ = r.epoch;
+        next_.reset();
+        // Only a marked epoch start promises seq 1 next: a journal whose
+        // older segments were removed by retention starts mid-epoch.
+        epoch_opened_ = (r.flags & store::kRecordEpochStart) != 0;
+      }
+      return;
+    }
+    if ((r.flags & store::kRecordSegmentSeal) != 0) {
+      sealed_ = true;
+      if (r.bytes.size() != sizeof(store::SegmentSealPayload)) {
+        fail_at(r, AuditCheck::kRecord,
+                "seal record of " + std::to_string(r.bytes.size()) + " bytes, expected 16");
+        return;
+      }
+      store::SegmentSealPayload p;
+      std::memcpy(&p, r.bytes.data(), sizeof(p));
+      if (p.last_seq != seg_last_indexed_ || p.indexed_count != seg_indexed_) {
+        fail_at(r, AuditCheck::kRecord,
+                "seal record says last seq " + std::to_string(p.last_seq) + " and " +
+                    std::to_string(p.indexed_count) + " indexed records; the segment has last seq " +
+                    std::to_string(seg_last_indexed_) + " and " + std::to_string(seg_indexed_));
+      }
+      return;
+    }
+    char text[64];
+    std::snprintf(text, sizeof text, "unknown control record (flags 0x%04x)", static_cast<unsigned>(r.flags));
+    fail_at(r, AuditCheck::kRecord, text);
+  }
+
+  void on_message(const JournalRecord& r) {
+    JournalAudit& j = *journal_;
+    ++j.records;
+    j.bytes += r.bytes.size();
+    if (j.records == 1) {
+      j.first_seq = r.seq;
+      j.first_ns = r.timestamp_ns;
+    }
+    j.last_seq = r.seq;
+    j.last_ns = r.timestamp_ns;
+    count_type(j.per_type, r.msg_type);
+    if (j.epochs == 0) j.epochs = 1;  // records before any start record: one unknown epoch
+    if ((r.flags & store::kRecordUnindexed) == 0) {
+      ++seg_indexed_;
+      seg_last_indexed_ = r.seq;
+    }
+    if (seg_records_ == 0) fail_at(r, AuditCheck::kRecord, "segment does not begin with a segment start record");
+    if (sealed_) fail_at(r, AuditCheck::kRecord, "message record after the segment's seal record");
+
+    MessageFacts facts;
+    check_message(r, facts);
+    check_sequence(r, facts);
+  }
+
+  // Framing, parse, BeginString, MsgSeqNum, dictionary: the first that fails.
+  void check_message(const JournalRecord& r, MessageFacts& facts) {
+    const std::string_view bytes = r.bytes;
+    codec::FrameOptions fo;
+    fo.max_body_length = std::max<std::size_t>(bytes.size(), 1);
+    const codec::FrameResult fr = codec::frame(bytes, fo);
+    if (fr.status != codec::FrameStatus::kComplete) {
+      fail_at(r, AuditCheck::kFixFraming, framing_reason(bytes, fr));
+      return;
+    }
+    if (fr.size != bytes.size()) {
+      fail_at(r, AuditCheck::kFixFraming,
+              std::to_string(bytes.size() - fr.size) + " bytes follow the message's CheckSum in the record");
+      return;
+    }
+    codec::MessageView& m = *view_;
+    const codec::ParseStatus ps = m.parse(bytes);
+    if (ps != codec::ParseStatus::kOk) {
+      fail_at(r, AuditCheck::kParse, "message does not parse: " + std::string(codec::to_string(ps)));
+      return;
+    }
+    facts.parsed = true;
+    facts.msg_type = m.msg_type();
+    bool flag = false;
+    facts.poss_dup = m.get_bool(codec::tag::kPossDupFlag, flag) && flag;
+    flag = false;
+    facts.gap_fill = m.get_bool(codec::tag::kGapFillFlag, flag) && flag;
+    flag = false;
+    facts.reset_seq_num = m.get_bool(codec::tag::kResetSeqNumFlag, flag) && flag;
+    std::uint64_t v = 0;
+    if (m.get_uint(codec::tag::kNewSeqNo, v)) facts.new_seq_no = v;
+
+    const std::string_view bs = m.get(codec::tag::kBeginString);
+    if (report_.begin_string.empty()) report_.begin_string = std::string(bs);
+    if (expected_begin_.empty()) expected_begin_ = std::string(bs);
+    if (bs != expected_begin_) {
+      fail_at(r, AuditCheck::kBeginString,
+              "BeginString is " + std::string(bs) + ", expected " + expected_begin_ +
+                  (options_.begin_string.empty() ? " (the journal's first message)" : ""));
+      return;
+    }
+    std::uint64_t seq = 0;
+    if (!m.has(codec::tag::kMsgSeqNum)) {
+      fail_at(r, AuditCheck::kMsgSeqNum, "MsgSeqNum (34) is missing");
+      return;
+    }
+    if (!m.get_uint(codec::tag::kMsgSeqNum, seq)) {
+      fail_at(r, AuditCheck::kMsgSeqNum,
+              "MsgSeqNum (34) \"" + std::string(m.get(codec::tag::kMsgSeqNum)) + "\" is not a number");
+      return;
+    }
+    if (seq != r.seq) {
+      fail_at(r, AuditCheck::kMsgSeqNum,
+              "MsgSeqNum (34) is " + std::to_string(seq) + " but the record's seq is " + std::to_string(r.seq));
+      return;
+    }
+    if (!options_.validate) return;
+    const codec::Dictionary* dict = dictionary(bs);
+    if (dict == nullptr) return;  // a BeginString without a built-in dictionary: nothing to check against
+    ++journal_->validated;
+    const codec::ValidationOptions vo = options_.validation ? *options_.validation : default_validation();
+    const codec::ValidationResult vr = codec::Validator(*dict, vo).validate(m);
+    if (!vr.ok()) {
+      std::string reason(vr.text);
+      reason += " (373=" + std::to_string(static_cast<int>(vr.reason));
+      if (vr.ref_tag != 0) reason += ", 371=" + std::to_string(vr.ref_tag);
+      reason += ")";
+      if (vr.failure == codec::ValidationFailure::kGarbled) reason += "; QuickFIX would drop it as garbled";
+      if (vr.failure == codec::ValidationFailure::kWrongBeginString)
+        reason += "; the dictionary is " + dict->begin_string();
+      fail_at(r, AuditCheck::kValidation, std::move(reason));
+    }
+  }
+
+  static std::string framing_reason(std::string_view bytes, const codec::FrameResult& fr) {
+    if (fr.status == codec::FrameStatus::kNeedMore)
+      return "message is truncated: BodyLength (9) runs past the end of the record's " +
+             std::to_string(bytes.size()) + " bytes";
+    switch (fr.error) {
+      case codec::FrameError::kBadCheckSum: {
+        const std::size_t at = bytes.rfind("\x01" "10=");
+        if (at != std::string_view::npos && at + 8 <= bytes.size()) {
+          const unsigned sum = codec::checksum(bytes.substr(0, at + 1));
+          char text[96];
+          std::snprintf(text, sizeof text, "CheckSum (10) is %.*s but the bytes sum to %03u",
+                        static_cast<int>(std::min<std::size_t>(bytes.size() - at - 4, 3)), bytes.data() + at + 4, sum);
+          return text;
+        }
+        return "CheckSum (10) is malformed";
+      }
+      case codec::FrameError::kNoCheckSum: {
+        // Tell the declared BodyLength from the actual one.
+        const std::size_t nine = bytes.find("\x01" "9=");
+        const std::size_t body = nine == std::string_view::npos ? nine : bytes.find(codec::kSoh, nine + 1);
+        const std::size_t ten = bytes.rfind("\x01" "10=");
+        if (body != std::string_view::npos && ten != std::string_view::npos && ten > body) {
+          return "BodyLength (9) is " + std::string(bytes.substr(nine + 3, body - nine - 3)) + " but the body is " +
+                 std::to_string(ten + 1 - (body + 1)) + " bytes";
+        }
+        return "no CheckSum (10) at the end of the declared body";
+      }
+      default:
+        return std::string(codec::to_string(fr.error));
+    }
+  }
+
+  [[nodiscard]] codec::ValidationOptions default_validation() const noexcept {
+    codec::ValidationOptions vo;
+    if (!options_.dictionary) {
+      // The built-in dictionaries only know session messages: application
+      // messages and their fields are not theirs to judge.
+      vo.check_unknown_msg_type = false;
+      vo.allow_unknown_message_fields = true;
+      vo.check_user_defined_fields = false;
+    }
+    return vo;
+  }
+
+  const codec::Dictionary* dictionary(std::string_view begin_string) {
+    if (options_.dictionary) return options_.dictionary.get();
+    auto it = builtins_.find(begin_string);
+    if (it == builtins_.end()) it = builtins_.emplace(std::string(begin_string), dictionary_for(nullptr, begin_string)).first;
+    return it->second.get();
+  }
+
+  void gap(const JournalRecord& r, std::uint64_t first, std::uint64_t last, const std::string& why) {
+    journal_->missing_seqs += last - first + 1;
+    if (options_.allow_gaps) return;
+    std::string text = first == last ? "seq " + std::to_string(first) + " is missing"
+                                     : "seqs " + std::to_string(first) + ".." + std::to_string(last) + " are missing";
+    text += " (" + why + ")";
+    fail_at(r, AuditCheck::kSequence, std::move(text));
+  }
+
+  void check_sequence(const JournalRecord& r, const MessageFacts& f) {
+    const std::uint64_t s = r.seq;
+    const bool seq_reset = f.parsed && f.msg_type == "4";
+    const bool reset_mode = seq_reset && !f.gap_fill;
+    const bool logon_reset = f.parsed && f.msg_type == "A" && f.reset_seq_num && s == 1;
+    auto epoch_text = [&] { return "epoch " + std::to_string(r.epoch); };
+    if (!next_) {
+      if (epoch_opened_ && s != 1 && !reset_mode) gap(r, 1, s - 1, epoch_text() + " begins at seq " + std::to_string(s));
+    } else if (s > *next_) {
+      gap(r, *next_, s - 1, "expected " + std::to_string(*next_) + " in " + epoch_text());
+    } else if (s < *next_) {
+      if (f.poss_dup) {
+        ++journal_->duplicates;  // a resend of a seq already seen: moves nothing
+        return;
+      }
+      if (!reset_mode && !logon_reset) {
+        fail_at(r, AuditCheck::kSequence,
+                "seq goes back to " + std::to_string(s) + " (expected " + std::to_string(*next_) + " in " + epoch_text() +
+                    "), without PossDupFlag");
+      }
+    }
+    if (seq_reset && f.new_seq_no) {
+      if (*f.new_seq_no > s || reset_mode) {
+        next_ = *f.new_seq_no;
+        ++journal_->sequence_resets;
+        return;
+      }
+      fail_at(r, AuditCheck::kSequence,
+              "SequenceReset NewSeqNo (36) " + std::to_string(*f.new_seq_no) + " is not above its own seq");
+    }
+    next_ = s + 1;
+  }
+
+  const AuditOptions& options_;
+  AuditReport& report_;
+  std::unique_ptr<codec::MessageView> view_;
+  std::map<std::string, std::shared_ptr<const codec::Dictionary>, std::less<>> builtins_;
+  std::string expected_begin_;
+  JournalAudit* journal_ = nullptr;
+  // segment state
+  std::uint64_t seg_ = 0;
+  std::uint64_t seg_records_ = 0;
+  std::uint32_t seg_indexed_ = 0;
+  std::uint64_t seg_last_indexed_ = 0;
+  bool sealed_ = false;
+  // sequence state of the journal being audited
+  std::uint64_t epoch_ = kNoEpoch;
+  bool epoch_opened_ = false;
+  std::optional<std::uint64_t> next_;
+};
+
+}  // namespace
+
+Expected<AuditReport> audit_journal(const std::string& dir, const AuditOptions& options) {
+  auto sources = resolve_journals(dir, options.direction);
+  if (!sources) return sources.error();
+  auto opened = open_cursors(*sources);
+  if (!opened) return opened.error();
+  AuditReport report;
+  report.directory = dir;
+  report.dictionary = options.dictionary ? options.dictionary->version() : "built-in";
+  Auditor auditor(options, report);
+  for (Cursor& c : *opened) auditor.audit(c);
+  bool first = true;
+  for (const JournalAudit& j : report.journals) {
+    report.segments += j.segments;
+    report.records += j.records;
+    report.control_records += j.control_records;
+    report.bytes += j.bytes;
+    report.missing_seqs += j.missing_seqs;
+    for (const auto& [type, n] : j.per_type) report.per_type[type] += n;
+    if (j.records == 0) continue;
+    report.first_seq = first ? j.first_seq : std::min(report.first_seq, j.first_seq);
+    report.last_seq = first ? j.last_seq : std::max(report.last_seq, j.last_seq);
+    first = false;
+  }
+  if (options.expected_count && report.records != *options.expected_count) {
+    AuditFailure f;
+    f.check = AuditCheck::kCount;
+    f.reason = "expected " + std::to_string(*options.expected_count) + " messages, found " +
+               std::to_string(report.records);
+    ++report.failure_count;
+    report.ok = false;
+    if (report.failures.size() < options.max_failures) report.failures.push_back(std::move(f));
+  }
+  return report;
+}
+
+// ---- JSON --------------------------------------------------------------------------
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string direction_name(JournalDirection d) {
+  switch (d) {
+    case JournalDirection::kOutbound:
+      return "outbound";
+    case JournalDirection::kInbound:
+      return "inbound";
+    case JournalDirection::kJournal:
+      break;
+  }
+  return "journal";
+}
+
+Json per_type_json(const PerTypeCounts& per_type) {
+  Json o = Json::object();
+  for (const auto& [type, n] : per_type) o[type] = n;
+  return o;
+}
+
+std::string dump(const Json& j, int indent) {
+  // Message bytes may hold anything: replace invalid UTF-8 instead of throwing.
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::string to_json(const AuditReport& report, int indent) {
+  Json j;
+  j["ok"] = report.ok;
+  j["directory"] = report.directory;
+  j["dictionary"] = report.dictionary;
+  j["begin_string"] = report.begin_string;
+  j["segments"] = report.segments;
+  j["records"] = report.records;
+  j["control_records"] = report.control_records;
+  j["bytes"] = report.bytes;
+  j["first_seq"] = report.first_seq;
+  j["last_seq"] = report.last_seq;
+  j["missing_seqs"] = report.missing_seqs;
+  j["per_type"] = per_type_json(report.per_type);
+  Json journals = Json::array();
+  for (const JournalAudit& a : report.journals) {
+    Json o;
+    o["path"] = a.source.path;
+    o["direction"] = direction_name(a.source.direction);
+    o["segments"] = a.segments;
+    o["records"] = a.records;
+    o["control_records"] = a.control_records;
+    o["bytes"] = a.bytes;
+    o["epochs"] = a.epochs;
+    o["first_seq"] = a.first_seq;
+    o["last_seq"] = a.last_seq;
+    o["first_time"] = a.records ? format_utc_ns(a.first_ns) : "";
+    o["last_time"] = a.records ? format_utc_ns(a.last_ns) : "";
+    o["missing_seqs"] = a.missing_seqs;
+    o["duplicates"] = a.duplicates;
+    o["sequence_resets"] = a.sequence_resets;
+    o["validated"] = a.validated;
+    o["failures"] = a.failures;
+    o["per_type"] = per_type_json(a.per_type);
+    journals.push_back(std::move(o));
+  }
+  j["journals"] = std::move(journals);
+  j["failure_count"] = report.failure_count;
+  Json failures = Json::array();
+  for (const AuditFailure& f : report.failures) {
+    Json o;
+    o["check"] = std::string(to_string(f.check));
+    o["direction"] = direction_name(f.direction);
+    o["file"] = f.file;
+    o["offset"] = f.offset;
+    o["seq"] = f.seq;
+    o["epoch"] = f.epoch;
+    o["time"] = f.file.empty() ? "" : format_utc_ns(f.timestamp_ns);
+    o["msg_type"] = f.msg_type;
+    o["reason"] = f.reason;
+    o["text"] = f.describe();
+    failures.push_back(std::move(o));
+  }
+  j["failures"] = std::move(failures);
+  return dump(j, indent);
+}
+
+std::string to_json(const std::vector<JournalSummary>& summaries, int indent) {
+  Json all = Json::array();
+  for (const JournalSummary& s : summaries) {
+    Json o;
+    o["path"] = s.source.path;
+    o["direction"] = direction_name(s.source.direction);
+    o["begin_string"] = s.begin_string;
+    Json segs = Json::array();
+    for (const SegmentSummary& g : s.segments) {
+      Json x;
+      x["number"] = g.number;
+      x["path"] = g.path;
+      x["file_bytes"] = g.file_bytes;
+      x["records"] = g.records;
+      x["control_records"] = g.control_records;
+      x["sealed"] = g.sealed;
+      x["corrupt"] = g.corrupt;
+      x["first_seq"] = g.first_seq;
+      x["last_seq"] = g.last_seq;
+      segs.push_back(std::move(x));
+    }
+    o["segments"] = std::move(segs);
+    o["records"] = s.records;
+    o["control_records"] = s.control_records;
+    o["payload_bytes"] = s.payload_bytes;
+    o["file_bytes"] = s.file_bytes;
+    o["unindexed"] = s.unindexed;
+    o["corrupt"] = s.corrupt;
+    o["corruptions"] = s.corruptions;
+    Json epochs = Json::array();
+    for (const EpochSummary& e : s.epochs) {
+      Json x;
+      x["epoch"] = e.epoch;
+      x["created"] = format_utc_ns(e.created_ns);
+      x["records"] = e.records;
+      x["first_seq"] = e.first_seq;
+      x["last_seq"] = e.last_seq;
+      x["first_time"] = e.records ? format_utc_ns(e.first_ns) : "";
+      x["last_time"] = e.records ? format_utc_ns(e.last_ns) : "";
+      epochs.push_back(std::move(x));
+    }
+    o["epochs"] = std::move(epochs);
+    o["first_seq"] = s.first_seq;
+    o["last_seq"] = s.last_seq;
+    o["first_time"] = s.records ? format_utc_ns(s.first_ns) : "";
+    o["last_time"] = s.records ? format_utc_ns(s.last_ns) : "";
+    o["span_seconds"] = s.records ? static_cast<double>(s.last_ns - s.first_ns) / 1e9 : 0.0;
+    o["messages_per_second"] = s.messages_per_second;
+    o["per_type"] = per_type_json(s.per_type);
+    Json sizes;
+    sizes["count"] = s.message_sizes.count;
+    sizes["min"] = s.message_sizes.min;
+    sizes["p50"] = s.message_sizes.p50;
+    sizes["p90"] = s.message_sizes.p90;
+    sizes["p99"] = s.message_sizes.p99;
+    sizes["max"] = s.message_sizes.max;
+    sizes["mean"] = s.message_sizes.mean;
+    Json buckets = Json::array();
+    for (const auto& [bound, n] : s.message_sizes.buckets) buckets.push_back(Json{{"le", bound}, {"count", n}});
+    sizes["buckets"] = std::move(buckets);
+    o["message_sizes"] = std::move(sizes);
+    all.push_back(std::move(o));
+  }
+  return dump(all, indent);
+}
+
+}  // namespace hft::engine

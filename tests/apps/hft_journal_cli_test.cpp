@@ -1,0 +1,235 @@
+// Runs the built hft-journal binary on journals written by the store and
+// checks what a user sees: exit codes, the one-line errors, the output.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/journal_fixture.hpp"
+#include "hft/engine/journal_audit.hpp"
+
+#ifndef HFT_JOURNAL_EXE
+#error "HFT_JOURNAL_EXE must name the hft-journal binary"
+#endif
+
+namespace hft::engine {
+namespace {
+
+using test::FixBuilder;
+using test::kMs;
+using test::kT0;
+using test::TempDir;
+
+struct Outcome {
+  int code = -1;
+  std::string out;
+  std::string err;
+  [[nodiscard]] std::vector<std::string> out_lines() const {
+    std::vector<std::string> lines;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  }
+};
+
+class HftJournalCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = tmp_.sub("store");
+    ASSERT_TRUE(test::write_conversation(store_));
+  }
+
+  Outcome run(const std::string& args) {
+    const std::string out = tmp_.sub("stdout"), err = tmp_.sub("stderr");
+    const std::string cmd = std::string(HFT_JOURNAL_EXE) + " " + args + " >" + out + " 2>" + err;
+    const int status = std::system(cmd.c_str());
+    Outcome r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = test::read_file(out);
+    r.err = test::read_file(err);
+    return r;
+  }
+
+  /// A journal (no store) whose seq 3 carries a wrong FIX CheckSum.
+  std::string bad_checksum_journal() {
+    const std::string dir = tmp_.sub("bad");
+    auto j = test::open_journal(dir);
+    FixBuilder b;
+    EXPECT_TRUE(b.write(*j, "A", 1, kT0, test::logon_body()));
+    EXPECT_TRUE(b.write(*j, "D", 2, kT0 + kMs, test::order_body(2)));
+    std::string m = b.text("D", 3, kT0 + 2 * kMs, test::order_body(3));
+    const std::size_t p = m.rfind("10=");
+    m[p + 3] = m[p + 3] == '1' ? '2' : '1';
+    EXPECT_TRUE(test::append(*j, 3, kT0 + 2 * kMs, m));
+    return dir;
+  }
+
+  TempDir tmp_;
+  std::string store_;
+};
+
+int count_lines_with(const std::vector<std::string>& lines, const std::string& text) {
+  int n = 0;
+  for (const auto& l : lines) n += l.find(text) != std::string::npos ? 1 : 0;
+  return n;
+}
+
+// ---- usage and bad input: exit 2, one line naming the problem ------------------------------
+
+TEST_F(HftJournalCli, usage_errors_exit_2) {
+  for (const char* args : {"", "bogus", "dump", "audit --expect-count x " /* no DIR, bad number */,
+                           "dump DIR --format xml", "dump DIR --direction sideways", "stats DIR --nonsense"}) {
+    const Outcome r = run(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_FALSE(r.err.empty()) << args;
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
+  const Outcome seqs = run("dump " + store_ + " --from-seq 5 --to-seq 2");
+  EXPECT_EQ(seqs.code, 2);
+  EXPECT_NE(seqs.err.find("--from-seq"), std::string::npos) << seqs.err;
+  const Outcome since = run("dump " + store_ + " --since yesterday");
+  EXPECT_EQ(since.code, 2);
+  EXPECT_NE(since.err.find("--since"), std::string::npos) << since.err;
+  const Outcome app_only = run("audit " + store_ + " --app-dictionary " HFT_SHARED_DIR "/fix/spec/FIX50SP2.xml");
+  EXPECT_EQ(app_only.code, 2);
+  EXPECT_EQ(run("--help").code, 0);
+  EXPECT_EQ(run("audit --help").code, 0);
+}
+
+TEST_F(HftJournalCli, bad_input_is_one_line_naming_the_file_and_exits_2) {
+  const std::string missing = tmp_.sub("missing");
+  for (const char* command : {"dump", "stats", "audit"}) {
+    const Outcome r = run(std::string(command) + " " + missing);
+    EXPECT_EQ(r.code, 2) << command;
+    EXPECT_EQ(r.err.find(missing), std::string("hft-journal: ").size()) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  const Outcome not_journal = run("audit " + tmp_.path());
+  EXPECT_EQ(not_journal.code, 2);
+  EXPECT_NE(not_journal.err.find("not a journal"), std::string::npos) << not_journal.err;
+
+  const std::string seg = segment_file(store_ + "/outbound", 1);
+  std::string bytes = test::read_file(seg);
+  bytes[8] = 9;  // format_version 9
+  test::write_file(seg, bytes);
+  const Outcome newer = run("dump " + store_);
+  EXPECT_EQ(newer.code, 2);
+  EXPECT_NE(newer.err.find(seg), std::string::npos) << newer.err;
+  EXPECT_NE(newer.err.find("newer"), std::string::npos) << newer.err;
+  EXPECT_TRUE(newer.out.empty()) << "nothing is printed before the input is known to be readable";
+
+  const Outcome dictionary = run("audit " + store_ + "/inbound --dictionary " + tmp_.sub("nope.xml"));
+  EXPECT_EQ(dictionary.code, 2);
+  EXPECT_NE(dictionary.err.find("nope.xml"), std::string::npos) << dictionary.err;
+}
+
+// ---- audit -------------------------------------------------------------------------------
+
+TEST_F(HftJournalCli, audit_passes_on_a_sound_store) {
+  const Outcome r = run("audit " + store_ + " --expect-count 8 --begin-string FIX.4.4 --dictionary " HFT_SHARED_DIR
+                    "/fix/spec/FIX44.xml");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(": OK"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST_F(HftJournalCli, audit_fails_naming_the_first_bad_record) {
+  const std::string dir = bad_checksum_journal();
+  const Outcome r = run("audit " + dir);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const std::string seg = segment_file(dir, 1);
+  EXPECT_NE(r.err.find(seg + "@"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("seq 3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("CheckSum"), std::string::npos) << r.err;
+
+  const Outcome count = run("audit " + store_ + " --direction out --expect-count 5");
+  EXPECT_EQ(count.code, 1);
+  EXPECT_NE(count.err.find("expected 5 messages, found 4"), std::string::npos) << count.err;
+}
+
+TEST_F(HftJournalCli, audit_json_is_the_report) {
+  const Outcome r = run("audit " + bad_checksum_journal() + " --json");
+  EXPECT_EQ(r.code, 1);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_EQ(j["records"], 3);
+  EXPECT_EQ(j["failures"][0]["check"], "fix-framing");
+  EXPECT_EQ(j["failures"][0]["seq"], 3);
+}
+
+// ---- dump --------------------------------------------------------------------------------
+
+TEST_F(HftJournalCli, dump_lists_both_directions_with_names_and_filters) {
+  const Outcome all = run("dump " + store_);
+  ASSERT_EQ(all.code, 0) << all.err;
+  const auto lines = all.out_lines();
+  ASSERT_EQ(lines.size(), 8u) << all.out;
+  EXPECT_EQ(lines[0].rfind("2026-01-01T00:00:00.000000000Z OUT seq=1 ", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[1].rfind("2026-01-01T00:00:00.001000000Z IN  seq=1 ", 0), 0u) << lines[1];
+  EXPECT_NE(lines[0].find("MsgType=Logon(A)"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("HeartBtInt=30"), std::string::npos) << lines[0];
+
+  const Outcome orders = run("dump " + store_ + " --type D,A --direction out --from-seq 2 --to-seq 3");
+  ASSERT_EQ(orders.code, 0) << orders.err;
+  const auto ol = orders.out_lines();
+  ASSERT_EQ(ol.size(), 2u) << orders.out;
+  EXPECT_NE(ol[0].find("OUT seq=2"), std::string::npos);
+  EXPECT_NE(ol[1].find("OUT seq=3"), std::string::npos);
+
+  // Records at 2, 3 and 4 ms: since inclusive, until exclusive.
+  const Outcome window = run("dump " + store_ + " --since 2026-01-01T00:00:00.002Z --until 20260101-00:00:00.005");
+  EXPECT_EQ(window.out_lines().size(), 3u) << window.out;
+
+  const Outcome named = run("dump " + store_ + " --type 8 --limit 1 --dictionary " HFT_SHARED_DIR "/fix/spec/FIX44.xml");
+  const auto nl = named.out_lines();
+  ASSERT_EQ(nl.size(), 1u) << named.out;
+  EXPECT_NE(nl[0].find("ExecType=NEW(0)"), std::string::npos) << nl[0];
+
+  const Outcome tree = run("dump " + store_ + " --format tree --limit 1");
+  EXPECT_NE(tree.out.find("   35 MsgType"), std::string::npos) << tree.out;
+  const Outcome raw = run("dump " + store_ + " --format raw --limit 1");
+  EXPECT_NE(raw.out.find("8=FIX.4.4|9="), std::string::npos) << raw.out;
+  const Outcome control = run("dump " + store_ + "/outbound --control --type X");
+  EXPECT_EQ(count_lines_with(control.out_lines(), "control segment-start"), 1) << control.out;
+}
+
+TEST_F(HftJournalCli, dump_and_stats_exit_1_on_a_corrupt_record_after_printing_the_rest) {
+  const std::string seg = segment_file(store_ + "/inbound", 1);
+  std::string bytes = test::read_file(seg);
+  const std::size_t at = bytes.find("37=O3");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 4] = '7';
+  test::write_file(seg, bytes);
+  const Outcome dump = run("dump " + store_);
+  EXPECT_EQ(dump.code, 1);
+  EXPECT_EQ(dump.out_lines().size(), 6u) << "IN seq 3 and 4 are lost with the rest of the segment\n" << dump.out;
+  EXPECT_NE(dump.err.find(seg + "@"), std::string::npos) << dump.err;
+  const Outcome stats = run("stats " + store_);
+  EXPECT_EQ(stats.code, 1);
+  EXPECT_NE(stats.out.find("CORRUPT"), std::string::npos) << stats.out;
+}
+
+// ---- stats --------------------------------------------------------------------------------
+
+TEST_F(HftJournalCli, stats_counts_records_types_and_rate) {
+  const Outcome r = run("stats " + store_ + " --direction out");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("records      4 messages"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("epoch 1: 4 messages, seq 1..4"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("500.0 messages/s"), std::string::npos) << r.out;  // 3 intervals over 6 ms
+  const Outcome j = run("stats " + store_ + " --json");
+  ASSERT_EQ(j.code, 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc.size(), 2u);
+  EXPECT_EQ(doc[0]["direction"], "outbound");
+  EXPECT_EQ(doc[1]["per_type"]["8"], 3);
+  EXPECT_EQ(doc[1]["first_seq"], 1);
+}
+
+}  // namespace
+}  // namespace hft::engine
