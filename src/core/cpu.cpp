@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 namespace hft::core {
 
@@ -13,11 +14,10 @@ int available_cpus() noexcept {
 }
 
 bool cpu_exists(int cpu) noexcept {
+  // Judged against the CPUs online, not the calling thread's affinity: a
+  // thread started by an already pinned thread must still be pinnable elsewhere.
   if (cpu < 0 || cpu >= CPU_SETSIZE) return false;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return false;
-  return CPU_ISSET(cpu, &set);
+  return cpu < static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 bool pin_current_thread(int cpu) noexcept {

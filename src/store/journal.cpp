@@ -23,6 +23,7 @@ namespace {
 
 constexpr std::uint64_t kNoPin = std::numeric_limits<std::uint64_t>::max();
 constexpr std::size_t kPrefaultChunk = 1024 * kPageSize;  // per service duty cycle
+constexpr std::size_t kFirstPrefault = 64 * kPageSize;    // before a spare is handed over
 constexpr std::int64_t kSpareRetryNs = 100'000'000;
 constexpr std::int64_t kRetentionPeriodNs = 200'000'000;
 
@@ -422,6 +423,7 @@ Expected<void> Journal::recover() {
     if (epoch_start) {
       cat_count_ = 0;
       push_catalog(seg->number);
+      last_indexed_seq_ = 0;
     }
   }
   detail::prefault_pages(base, pos_, size);
@@ -530,6 +532,8 @@ Journal::~Journal() {
   if (active_ != nullptr) {
     active_->final_end = pos_;
     active_->final_slot_low = slot_low_;
+    // A clean close leaves everything on disk, except under kNone.
+    if (durability_ == Durability::kOs) (void)flush();
     finish_segment(active_);
     active_ = nullptr;
   }
@@ -967,18 +971,19 @@ void Journal::service_error(int err) noexcept {
 
 void Journal::finish_segment(Segment* s) noexcept {
   if (s == prefault_target_) prefault_target_ = nullptr;
+  if (s == prefault_active_) prefault_active_ = nullptr;
   if (s == flush_segment_) flush_segment_ = nullptr;
+  if (s == rewarm_segment_) rewarm_segment_ = nullptr;
   const std::int64_t t0 = core::monotonic_ns();
   bool flushed = false;
   int rc = 0;
   switch (durability_) {
     case Durability::kNone:
-      break;
     case Durability::kOs:
-      // Start write-back now rather than when the kernel's dirty timer fires;
-      // does not wait.
-      rc = ::sync_file_range(s->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-      flushed = true;
+      // The page cache has it; the kernel writes it back on its own
+      // schedule. (Starting write-back here with sync_file_range blocked
+      // this thread for 40-160 ms on a congested disk, starving spare
+      // preparation for every journal.)
       break;
     case Durability::kFsync:
     case Durability::kSync: {
@@ -1054,7 +1059,6 @@ int Journal::service_spare(std::int64_t now) noexcept {
     return 0;
   }
   const std::uint64_t number = next_number_.fetch_add(1, std::memory_order_relaxed);
-  prepare_started_ns_ = now;
   if (const int err = create_segment(s, number); err != 0) {
     release_pool(s);
     service_error(err);
@@ -1062,37 +1066,64 @@ int Journal::service_spare(std::int64_t now) noexcept {
     spare_state_.store(kSpareEmpty, std::memory_order_release);
     return 1;
   }
-  // Handed over before it is pre-faulted: if the writer needs it early it
-  // gets a mapped segment at once; prefault continues with atomic touches.
+  // The pages the writer touches first (the start of the data and the
+  // index slots at the end of the file) before anything else; then hand it
+  // over, so a writer that needs it early gets it at once while the rest is
+  // pre-faulted in chunks (safe next to the writer's stores).
+  s->prepare_started_ns = now;
+  const std::size_t head = std::min(kFirstPrefault, s->size / 2);
+  detail::prefault_pages(s->base, 0, head);
+  detail::prefault_pages(s->base, s->size - head, s->size);
   spare_.store(s, std::memory_order_release);
   spare_state_.store(kSpareReady, std::memory_order_release);
   prefault_target_ = s;
-  prefault_next_ = 0;
+  prefault_next_ = head;
   segments_created_.add();
   return 1;
 }
 
 int Journal::service_prefault() noexcept {
-  if (prefault_target_ == nullptr) {
-    // A segment the writer created inline has no pre-faulted pages: take it
-    // from the writer's position on.
-    const std::uint64_t p = published_.load(std::memory_order_acquire);
-    Segment* active = &pool_[p >> 32];
-    if (active->base == nullptr || active->prefaulted.load(std::memory_order_acquire)) return 0;
-    prefault_target_ = active;
-    prefault_next_ = p & 0xFFFFFFFFu;
-    prepare_started_ns_ = 0;
+  // Two cursors: the segment the writer is in (urgent: it faults on every
+  // page not done yet) and the spare (needed at the next rotation).
+  const std::uint64_t p = published_.load(std::memory_order_acquire);
+  Segment* active = &pool_[p >> 32];
+  const std::size_t writer_at = detail::page_floor(p & 0xFFFFFFFFu);
+  if (prefault_target_ == active) {
+    // The writer took the spare before its pre-fault finished.
+    prefault_active_ = prefault_target_;
+    prefault_active_next_ = prefault_next_;
+    prefault_target_ = nullptr;
   }
-  Segment* s = prefault_target_;
-  const std::size_t to = std::min(s->size, prefault_next_ + kPrefaultChunk);
-  detail::prefault_pages(s->base, prefault_next_, to);
-  prefault_next_ = to;
+  if (prefault_active_ == nullptr && active->base != nullptr && !active->prefaulted.load(std::memory_order_acquire)) {
+    // Created inline by the writer: nothing faulted yet.
+    prefault_active_ = active;
+    prefault_active_next_ = 0;
+  }
+  Segment* s = nullptr;
+  std::size_t* next = nullptr;
+  if (prefault_active_ != nullptr) {
+    s = prefault_active_;
+    next = &prefault_active_next_;
+    if (s == active) *next = std::max(*next, writer_at);  // pages behind the writer are done
+  } else if (prefault_target_ != nullptr) {
+    s = prefault_target_;
+    next = &prefault_next_;
+  } else {
+    return 0;
+  }
+  const std::size_t to = std::min(s->size, *next + kPrefaultChunk);
+  detail::prefault_pages(s->base, *next, to);
+  *next = to;
   if (to >= s->size) {
     s->prefaulted.store(true, std::memory_order_release);
-    prefault_target_ = nullptr;
-    if (prepare_started_ns_ != 0) {
-      max_prepare_ns_.max(static_cast<std::uint64_t>(core::monotonic_ns() - prepare_started_ns_));
-      prepare_started_ns_ = 0;
+    if (s == prefault_active_) {
+      prefault_active_ = nullptr;
+    } else {
+      prefault_target_ = nullptr;
+    }
+    if (s->prepare_started_ns != 0) {
+      max_prepare_ns_.max(static_cast<std::uint64_t>(core::monotonic_ns() - s->prepare_started_ns));
+      s->prepare_started_ns = 0;
     }
   }
   return 1;
@@ -1149,12 +1180,17 @@ int Journal::service_rewarm(std::int64_t now) noexcept {
   next_rewarm_ns_ = now + config_.rewarm_interval_ns;
   const std::uint64_t p = published_.load(std::memory_order_acquire);
   Segment* s = &pool_[p >> 32];
-  if (s->base == nullptr || s == prefault_target_) return 0;
+  if (s->base == nullptr || s == prefault_target_ || s == prefault_active_) return 0;
   const std::size_t end = p & 0xFFFFFFFFu;
+  // Cover what the writer will reach before the next round, with margin.
+  const std::size_t advanced = s == rewarm_segment_ && end > rewarm_last_end_ ? end - rewarm_last_end_ : 0;
+  rewarm_segment_ = s;
+  rewarm_last_end_ = end;
+  const std::size_t window = std::max(config_.rewarm_window, 2 * advanced);
   const std::size_t slot_low = std::min<std::size_t>(published_slot_low_.load(std::memory_order_relaxed), s->size);
   const std::size_t slot_page = detail::page_floor(slot_low);
   const std::size_t from = detail::page_floor(end);
-  const std::size_t to = std::min(from + config_.rewarm_window, slot_page);
+  const std::size_t to = std::min(from + window, slot_page);
   if (to > from) detail::prefault_pages(s->base, from, to);
   const std::size_t slots_from = slot_page >= kPageSize ? slot_page - kPageSize : 0;
   detail::prefault_pages(s->base, std::max(slots_from, to), std::min(s->size, slot_page + kPageSize));

@@ -95,6 +95,7 @@ int create_segment_file(const char* path, std::uint64_t number, std::size_t size
   out.prefaulted.store(false, std::memory_order_relaxed);
   out.final_end = 0;
   out.final_slot_low = size;
+  out.prepare_started_ns = 0;
   return 0;
 }
 

@@ -27,6 +27,8 @@ struct Segment {
   /// Set by the writer before handing the segment to the service.
   std::size_t final_end = 0;
   std::size_t final_slot_low = 0;
+  /// Service only: when it began preparing this segment as a spare (0: not a spare).
+  std::int64_t prepare_started_ns = 0;
 };
 
 /// A read-only mapping of a segment (replay of finished segments, tools).

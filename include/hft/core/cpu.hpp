@@ -8,7 +8,7 @@ namespace hft::core {
 /// Number of CPUs this process may run on (its affinity mask).
 [[nodiscard]] int available_cpus() noexcept;
 
-/// True if `cpu` is in this process's affinity mask.
+/// True if `cpu` is an online CPU of this machine.
 [[nodiscard]] bool cpu_exists(int cpu) noexcept;
 
 /// Pins the calling thread to `cpu`. Returns false (and leaves the thread

@@ -60,7 +60,10 @@ struct JournalConfig {
   /// Record start alignment, 8 (dense) or 64 (one cache line per record start).
   std::uint32_t record_alignment = 8;
   Durability durability = Durability::kOs;
-  /// Period of the service's msync under Durability::kFsync.
+  /// Period of the service's msync under Durability::kFsync. Each tick
+  /// flushes what was written up to two ticks before, so the writer never
+  /// stores into pages just cleaned by write-back; a shorter period means a
+  /// smaller loss window and more writer page faults (docs/journal.md).
   std::int64_t fsync_interval_ns = 10'000'000;
   SpareMissPolicy spare_miss = SpareMissPolicy::kCreateInline;
   /// Retention of finished segments (never the active one, never one a
@@ -77,11 +80,13 @@ struct JournalConfig {
   /// Segments of one epoch the replay index tracks; older ones of a longer
   /// epoch are no longer replayable (they stay on disk).
   std::size_t max_epoch_segments = 4096;
-  /// The service re-touches this many bytes ahead of the writer every
-  /// rewarm_interval_ns, so pages the kernel wrote back (and write-protected)
-  /// fault on the service thread, not on the writer. 0 disables.
+  /// Every rewarm_interval_ns the service re-touches the pages ahead of the
+  /// writer — at least this many bytes, and twice what the writer wrote in
+  /// the last interval — so pages the kernel wrote back (and
+  /// write-protected) fault on the service thread, not on the writer.
+  /// 0 disables.
   std::size_t rewarm_window = std::size_t{4} << 20;
-  std::int64_t rewarm_interval_ns = 1'000'000'000;
+  std::int64_t rewarm_interval_ns = 100'000'000;
 };
 
 /// What open() found and repaired.
@@ -321,13 +326,16 @@ class Journal {
   // ---- service state (service thread) ----
   alignas(64) detail::Segment* prefault_target_ = nullptr;
   std::size_t prefault_next_ = 0;
-  std::int64_t prepare_started_ns_ = 0;
+  detail::Segment* prefault_active_ = nullptr;  ///< writer's segment, not fully pre-faulted
+  std::size_t prefault_active_next_ = 0;
   detail::Segment* flush_segment_ = nullptr;
   std::size_t synced_end_ = 0;
   std::size_t pending_end_ = 0;   ///< data end at the previous flush tick
   std::size_t pending_end2_ = 0;  ///< ... and at the one before
   std::int64_t next_flush_ns_ = 0;
   std::int64_t next_rewarm_ns_ = 0;
+  detail::Segment* rewarm_segment_ = nullptr;
+  std::size_t rewarm_last_end_ = 0;
   std::int64_t next_retention_ns_ = 0;
   std::int64_t spare_retry_ns_ = 0;
   std::vector<Retained> retained_;     ///< ring of finished segments, oldest first

@@ -31,9 +31,9 @@ enum class StoreStatus : std::int8_t {
 enum class Durability : std::uint8_t {
   kNone,   ///< nothing is ever flushed explicitly, not even at close
   kOs,     ///< the page cache holds every commit (survives a process crash);
-           ///< finished segments are handed to the kernel for write-back
-  kFsync,  ///< the service thread msyncs the written range every interval
-           ///< (power loss loses at most ~2 intervals)
+           ///< the kernel writes back on its own schedule; msync at clean close
+  kFsync,  ///< the service thread msyncs, every interval, what was written
+           ///< two intervals ago (power loss loses at most ~3 intervals)
   kSync,   ///< every commit msyncs its pages before returning (slow; audits)
 };
 

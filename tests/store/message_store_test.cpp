@@ -1,0 +1,232 @@
+// The MessageStore seam as the session uses it, for both implementations,
+// plus what only the persistent store does (reopen, reconciliation).
+#include "hft/store/message_store.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "hft/store/journal_reader.hpp"
+#include "hft/store/seqnum_store.hpp"
+#include "store/store_test_util.hpp"
+
+namespace hft::store {
+namespace {
+
+using test::message_for;
+using test::TempDir;
+
+JournalStoreConfig store_config(const std::string& dir) {
+  JournalStoreConfig c;
+  c.directory = dir;
+  c.journal = test::small_config("", 16 * 1024);
+  return c;
+}
+
+/// Sends like a session: claim, encode right-aligned, commit at the offset.
+StoreStatus send(MessageStore& store, std::uint64_t seq, const std::string& body, std::uint8_t flags = 0) {
+  std::span<char> room = store.claim(body.size() + 40);
+  if (room.empty()) return store.last_status();
+  const std::size_t offset = 40 - (seq % 7);
+  std::memcpy(room.data() + offset, body.data(), body.size());
+  return store.commit(seq, static_cast<std::int64_t>(seq), offset, body.size(), flags);
+}
+
+std::vector<std::pair<std::uint64_t, std::string>> replay_range(MessageStore& store, std::uint64_t b, std::uint64_t e) {
+  std::vector<std::pair<std::uint64_t, std::string>> out;
+  (void)store.replay(b, e, 1'000'000, [&](const StoredMessage& m) {
+    out.emplace_back(m.seq, std::string(m.bytes.data(), m.bytes.size()));
+    return true;
+  });
+  return out;
+}
+
+class Stores : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    if (GetParam()) {
+      auto s = JournalStore::open(store_config(dir_.path()), nullptr, 1000);
+      ASSERT_TRUE(s) << s.error().message;
+      store_ = std::move(*s);
+    } else {
+      store_ = std::make_unique<MemoryStore>(MemoryStoreConfig{1024, 2048}, 1000);
+    }
+  }
+  TempDir dir_;
+  std::unique_ptr<MessageStore> store_;
+};
+
+TEST_P(Stores, a_new_store_starts_at_seq_one_in_epoch_one) {
+  EXPECT_EQ(store_->next_sender_seq(), 1u);
+  EXPECT_EQ(store_->next_target_seq(), 1u);
+  EXPECT_EQ(store_->epoch(), 1u);
+  EXPECT_EQ(store_->creation_time(), 1000);
+}
+
+TEST_P(Stores, commit_stores_the_message_and_advances_the_sender_seq) {
+  for (std::uint64_t s = 1; s <= 20; ++s) ASSERT_EQ(send(*store_, s, message_for(s), static_cast<std::uint8_t>(s)), StoreStatus::kOk);
+  EXPECT_EQ(store_->next_sender_seq(), 21u);
+  const auto got = replay_range(*store_, 5, 9);
+  ASSERT_EQ(got.size(), 5u);
+  EXPECT_EQ(got[0].first, 5u);
+  EXPECT_EQ(got[0].second, message_for(5));
+  EXPECT_EQ(got[4].second, message_for(9));
+  std::uint8_t flag = 0;
+  (void)store_->replay(7, 7, 1, [&](const StoredMessage& m) { return (flag = m.flags) != 0; });
+  EXPECT_EQ(flag, 7);
+}
+
+TEST_P(Stores, commit_never_lowers_the_sender_seq) {
+  store_->set_next_sender_seq(100);
+  ASSERT_EQ(send(*store_, 50, "resent"), StoreStatus::kOk);
+  EXPECT_EQ(store_->next_sender_seq(), 100u);
+}
+
+TEST_P(Stores, claim_failures_are_statuses) {
+  EXPECT_TRUE(store_->claim(1u << 30).empty());
+  EXPECT_EQ(store_->last_status(), StoreStatus::kTooLarge);
+  EXPECT_EQ(store_->commit(1, 0, 0, 5), StoreStatus::kNoClaim);
+  EXPECT_EQ(store_->stats().outbound.failed_claims, 1u);
+}
+
+TEST_P(Stores, replay_is_served_in_batches) {
+  for (std::uint64_t s = 1; s <= 100; ++s) ASSERT_EQ(send(*store_, s, message_for(s, 80)), StoreStatus::kOk);
+  std::uint64_t next = 10, delivered = 0;
+  int calls = 0;
+  for (;;) {
+    const ReplayResult r = store_->replay(next, 0xFFFFFFFFFFFFFFFFull, 25, [&](const StoredMessage& m) {
+      EXPECT_EQ(m.seq, 10 + delivered);
+      ++delivered;
+      return true;
+    });
+    ++calls;
+    next = r.next_seq;
+    if (r.status == ReplayStatus::kComplete) break;
+    ASSERT_EQ(r.status, ReplayStatus::kLimit);
+  }
+  EXPECT_EQ(delivered, 91u);
+  EXPECT_EQ(calls, 4);
+}
+
+TEST_P(Stores, reset_starts_a_new_epoch_with_sequence_numbers_at_one) {
+  for (std::uint64_t s = 1; s <= 10; ++s) ASSERT_EQ(send(*store_, s, message_for(s)), StoreStatus::kOk);
+  store_->set_next_target_seq(33);
+  ASSERT_EQ(store_->reset(5000), StoreStatus::kOk);
+  EXPECT_EQ(store_->epoch(), 2u);
+  EXPECT_EQ(store_->creation_time(), 5000);
+  EXPECT_EQ(store_->next_sender_seq(), 1u);
+  EXPECT_EQ(store_->next_target_seq(), 1u);
+  EXPECT_TRUE(replay_range(*store_, 1, 100).empty());
+  ASSERT_EQ(send(*store_, 1, "new day"), StoreStatus::kOk);
+  const auto got = replay_range(*store_, 1, 100);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].second, "new day");
+}
+
+INSTANTIATE_TEST_SUITE_P(Store, Stores, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "journal" : "memory"; });
+
+TEST(MemoryStore, keeps_the_last_capacity_messages) {
+  MemoryStore store(MemoryStoreConfig{8, 256});
+  for (std::uint64_t s = 1; s <= 20; ++s) ASSERT_EQ(send(store, s, message_for(s, 60)), StoreStatus::kOk);
+  const auto got = replay_range(store, 1, 20);
+  ASSERT_EQ(got.size(), 8u);
+  EXPECT_EQ(got.front().first, 13u);
+  EXPECT_EQ(got.back().second, message_for(20, 60));
+}
+
+TEST(JournalStore, sequence_numbers_and_messages_survive_reopening) {
+  TempDir dir;
+  {
+    auto s = JournalStore::open(store_config(dir.path()));
+    ASSERT_TRUE(s);
+    for (std::uint64_t q = 1; q <= 300; ++q) ASSERT_EQ(send(**s, q, message_for(q, 100)), StoreStatus::kOk);
+    (*s)->set_next_target_seq(41);
+  }
+  auto s = JournalStore::open(store_config(dir.path()));
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ((*s)->next_sender_seq(), 301u);
+  EXPECT_EQ((*s)->next_target_seq(), 41u);
+  const auto got = replay_range(**s, 1, 300);
+  ASSERT_EQ(got.size(), 300u);
+  EXPECT_EQ(got[150].second, message_for(151, 100));
+}
+
+TEST(JournalStore, a_seqnum_file_behind_the_journal_is_raised_past_the_last_journaled_seq) {
+  TempDir dir;
+  {
+    auto s = JournalStore::open(store_config(dir.path()));
+    ASSERT_TRUE(s);
+    for (std::uint64_t q = 1; q <= 10; ++q) ASSERT_EQ(send(**s, q, message_for(q)), StoreStatus::kOk);
+    for (std::uint64_t q = 1; q <= 6; ++q) ASSERT_EQ((*s)->store_inbound(q, 0, {"in", 2}), StoreStatus::kOk);
+    // As if the process died before the file caught up.
+    (*s)->seqnums().set(4, 2);
+  }
+  auto s = JournalStore::open(store_config(dir.path()));
+  ASSERT_TRUE(s);
+  EXPECT_EQ((*s)->next_sender_seq(), 11u);
+  EXPECT_EQ((*s)->next_target_seq(), 7u);
+}
+
+TEST(JournalStore, a_crash_between_journal_reset_and_seqnum_reset_is_completed_on_open) {
+  TempDir dir;
+  {
+    auto s = JournalStore::open(store_config(dir.path()));
+    ASSERT_TRUE(s);
+    for (std::uint64_t q = 1; q <= 10; ++q) ASSERT_EQ(send(**s, q, message_for(q)), StoreStatus::kOk);
+    // reset() writes the journals first; stop right after that.
+    ASSERT_EQ((*s)->outbound().reset(2, 9999), StoreStatus::kOk);
+    ASSERT_EQ((*s)->inbound()->reset(2, 9999), StoreStatus::kOk);
+  }
+  auto s = JournalStore::open(store_config(dir.path()));
+  ASSERT_TRUE(s);
+  EXPECT_EQ((*s)->epoch(), 2u);
+  EXPECT_EQ((*s)->creation_time(), 9999);
+  EXPECT_EQ((*s)->next_sender_seq(), 1u);
+  EXPECT_TRUE(replay_range(**s, 1, 100).empty());
+}
+
+TEST(JournalStore, inbound_messages_are_journaled_when_configured) {
+  TempDir dir;
+  {
+    auto s = JournalStore::open(store_config(dir.path()));
+    ASSERT_TRUE(s);
+    for (std::uint64_t q = 1; q <= 5; ++q) {
+      const std::string m = message_for(q);
+      ASSERT_EQ((*s)->store_inbound(q, 0, {m.data(), m.size()}), StoreStatus::kOk);
+    }
+    EXPECT_EQ((*s)->stats().inbound.appends, 5u);
+    EXPECT_EQ((*s)->next_target_seq(), 1u) << "accepting is the session's call";
+  }
+  auto reader = JournalReader::open(dir.sub("inbound"));
+  ASSERT_TRUE(reader);
+  RecordView v;
+  std::uint64_t n = 0;
+  while (reader->next(v) == JournalReader::Next::kRecord) {
+    if (!v.control()) {
+      EXPECT_EQ(std::string(v.bytes.data(), v.bytes.size()), message_for(++n));
+    }
+  }
+  EXPECT_EQ(n, 5u);
+
+  JournalStoreConfig no_inbound = store_config(dir.sub("other"));
+  no_inbound.journal_inbound = false;
+  auto s = JournalStore::open(no_inbound);
+  ASSERT_TRUE(s);
+  EXPECT_EQ((*s)->inbound(), nullptr);
+  EXPECT_EQ((*s)->store_inbound(1, 0, {"x", 1}), StoreStatus::kOk);
+}
+
+TEST(JournalStore, a_corrupt_seqnum_file_fails_open_naming_it) {
+  TempDir dir;
+  { ASSERT_TRUE(JournalStore::open(store_config(dir.path()))); }
+  std::vector<char> file = test::read_file(dir.sub("seqnums.dat"));
+  file[3] ^= 1;
+  test::write_file(dir.sub("seqnums.dat"), file);
+  auto s = JournalStore::open(store_config(dir.path()));
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find(dir.sub("seqnums.dat")), std::string::npos) << s.error().message;
+}
+
+}  // namespace
+}  // namespace hft::store

@@ -1,0 +1,319 @@
+// Recovery on open: torn tails, damaged records and headers, files this
+// build must refuse, leftovers of interrupted runs.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "hft/store/crc32c.hpp"
+#include "hft/store/journal.hpp"
+#include "hft/store/journal_reader.hpp"
+#include "store/store_test_util.hpp"
+
+namespace hft::store {
+namespace {
+
+using test::Collected;
+using test::message_for;
+using test::TempDir;
+
+constexpr std::size_t kSeg = 16 * 1024;
+
+/// Offsets of the data records of one segment file, from its bytes.
+std::vector<std::size_t> data_record_offsets(const std::vector<char>& file, std::size_t alignment = 8) {
+  std::vector<std::size_t> out;
+  std::size_t off = kSegmentHeaderSize;
+  while (off + kRecordHeaderSize <= file.size()) {
+    RecordHeader h;
+    std::memcpy(&h, file.data() + off, sizeof(h));
+    if (h.size == 0) break;
+    if ((h.flags & kRecordControl) == 0) out.push_back(off);
+    off = align_up(off + h.size, alignment);
+  }
+  return out;
+}
+
+std::uint64_t seq_of_record(const std::vector<char>& file, std::size_t off) {
+  std::uint64_t seq;
+  std::memcpy(&seq, file.data() + off + 8, 8);
+  return seq;
+}
+
+TEST(Recovery, torn_tail_at_every_byte_of_the_last_record_keeps_the_previous_one_and_accepts_appends) {
+  TempDir dir;
+  const std::string seg = dir.sub("00000001.seg");
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 20, 90);
+  }
+  const std::vector<char> pristine = test::read_file(seg);
+  const std::vector<std::size_t> offsets = data_record_offsets(pristine);
+  ASSERT_EQ(offsets.size(), 20u);
+  const std::size_t last = offsets.back();
+  RecordHeader lh;
+  std::memcpy(&lh, pristine.data() + last, sizeof(lh));
+  const std::size_t last_end = last + lh.size;
+
+  for (std::size_t cut = last; cut < last_end; ++cut) {
+    SCOPED_TRACE("truncated at " + std::to_string(cut));
+    test::write_file(seg, pristine);
+    ASSERT_EQ(::truncate(seg.c_str(), static_cast<off_t>(cut)), 0);
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j) << j.error().message;
+    EXPECT_EQ((*j)->last_seq(), 19u);
+    EXPECT_TRUE((*j)->recovery().extended);
+    EXPECT_EQ((*j)->recovery().records, 19u);
+    if (cut > last) {
+      EXPECT_TRUE((*j)->recovery().torn);
+      EXPECT_EQ((*j)->recovery().cut_offset, last);
+    }
+    // The journal takes new appends right where the torn record was.
+    test::append_range(**j, 20, 22, 90);
+    Collected got;
+    (void)test::replay_all(**j, 1, 100, got);
+    ASSERT_EQ(got.seqs.size(), 22u);
+    EXPECT_EQ(got.bytes[18], message_for(19, 90));
+    EXPECT_EQ(got.bytes[21], message_for(22, 90));
+    j->reset();
+    // And it is clean when opened again.
+    auto again = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(again);
+    EXPECT_FALSE((*again)->recovery().torn);
+    EXPECT_EQ((*again)->last_seq(), 22u);
+    for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+      if (e.path().string().find(".cut-") != std::string::npos) std::filesystem::remove(e.path());
+  }
+}
+
+TEST(Recovery, a_torn_tail_is_saved_beside_the_segment_before_it_is_zeroed) {
+  TempDir dir;
+  const std::string seg = dir.sub("00000001.seg");
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 5, 90);
+  }
+  std::vector<char> file = test::read_file(seg);
+  const auto offsets = data_record_offsets(file);
+  // A half-written record: valid size, payload never arrived (CRC fails).
+  const std::size_t torn = offsets.back();
+  std::memset(file.data() + torn + kRecordHeaderSize + 10, 0, 20);
+  test::write_file(seg, file);
+  auto j = Journal::open(test::small_config(dir.path(), kSeg));
+  ASSERT_TRUE(j) << j.error().message;
+  const RecoveryReport& rep = (*j)->recovery();
+  EXPECT_TRUE(rep.torn);
+  EXPECT_EQ(rep.cut_offset, torn);
+  EXPECT_EQ((*j)->last_seq(), 4u);
+  ASSERT_FALSE(rep.saved_to.empty());
+  const std::vector<char> saved = test::read_file(rep.saved_to);
+  ASSERT_EQ(saved.size(), rep.cut_bytes);
+  EXPECT_EQ(std::memcmp(saved.data(), file.data() + torn, saved.size()), 0);
+  // The cut bytes are gone from the segment.
+  const std::vector<char> after = test::read_file(seg);
+  for (std::size_t i = torn; i < torn + rep.cut_bytes; ++i) ASSERT_EQ(after[i], 0) << i;
+}
+
+TEST(Recovery, a_bit_flip_in_a_payload_of_the_tail_cuts_there) {
+  TempDir dir;
+  const std::string seg = dir.sub("00000001.seg");
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 10, 90);
+  }
+  std::vector<char> file = test::read_file(seg);
+  const auto offsets = data_record_offsets(file);
+  file[offsets[6] + kRecordHeaderSize + 40] ^= 0x10;  // seq 7
+  test::write_file(seg, file);
+  auto j = Journal::open(test::small_config(dir.path(), kSeg));
+  ASSERT_TRUE(j);
+  EXPECT_EQ((*j)->last_seq(), 6u);
+  EXPECT_TRUE((*j)->recovery().torn);
+  EXPECT_FALSE((*j)->recovery().saved_to.empty()) << "records 7..10 are kept in the side file";
+}
+
+TEST(Recovery, a_bit_flip_in_a_record_header_of_the_tail_cuts_there) {
+  TempDir dir;
+  const std::string seg = dir.sub("00000001.seg");
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 10, 90);
+  }
+  for (std::size_t field : {0, 4, 8, 16, 24, 28}) {
+    SCOPED_TRACE("header byte " + std::to_string(field));
+    const std::vector<char> pristine = test::read_file(seg);
+    std::vector<char> file = pristine;
+    const auto offsets = data_record_offsets(file);
+    ASSERT_GE(offsets.size(), 10u);
+    file[offsets[8] + field] ^= 0x01;  // seq 9
+    test::write_file(seg, file);
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j);
+    EXPECT_EQ((*j)->last_seq(), 8u);
+    test::append_range(**j, 9, 10, 90);  // put the journal back for the next round
+  }
+}
+
+TEST(Recovery, a_corrupt_record_in_a_finished_segment_is_skipped_by_replay_and_counted) {
+  TempDir dir;
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 300, 90);
+  }
+  const std::string seg = dir.sub("00000001.seg");
+  std::vector<char> file = test::read_file(seg);
+  const auto offsets = data_record_offsets(file);
+  const std::uint64_t victim = seq_of_record(file, offsets[10]);
+  file[offsets[10] + kRecordHeaderSize + 5] ^= 0x40;
+  test::write_file(seg, file);
+  auto j = Journal::open(test::small_config(dir.path(), kSeg));
+  ASSERT_TRUE(j);
+  EXPECT_FALSE((*j)->recovery().torn) << "only the tail segment is scanned at open";
+  Collected got;
+  const ReplayResult r = test::replay_all(**j, 1, 300, got);
+  EXPECT_EQ(r.corrupt, 1u);
+  EXPECT_EQ(r.delivered, 299u);
+  EXPECT_EQ(std::count(got.seqs.begin(), got.seqs.end(), victim), 0);
+}
+
+std::string reopen_error(const std::string& dir) {
+  auto j = Journal::open(test::small_config(dir, kSeg));
+  return j ? std::string() : j.error().message;
+}
+
+TEST(Recovery, a_newer_format_version_is_refused_naming_the_file_and_left_untouched) {
+  TempDir dir;
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 5);
+  }
+  const std::string seg = dir.sub("00000001.seg");
+  std::vector<char> file = test::read_file(seg);
+  SegmentHeader h;
+  std::memcpy(&h, file.data(), sizeof(h));
+  h.format_version = kFormatVersion + 1;
+  h.header_crc = crc32c(&h, offsetof(SegmentHeader, header_crc));
+  std::memcpy(file.data(), &h, sizeof(h));
+  test::write_file(seg, file);
+  const std::string err = reopen_error(dir.path());
+  EXPECT_NE(err.find(seg), std::string::npos) << err;
+  EXPECT_NE(err.find("newer"), std::string::npos) << err;
+  EXPECT_EQ(test::read_file(seg), file) << "never overwritten";
+  EXPECT_EQ(test::segment_files(dir.path()).size(), 1u) << "nothing created beside it";
+  auto reader = JournalReader::open(dir.path());
+  EXPECT_FALSE(reader);
+}
+
+TEST(Recovery, bad_magic_or_header_crc_is_refused_naming_the_file_and_left_untouched) {
+  TempDir dir;
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 5);
+  }
+  const std::string seg = dir.sub("00000001.seg");
+  const std::vector<char> pristine = test::read_file(seg);
+  for (std::size_t byte : {0, 16, 24, 60}) {
+    SCOPED_TRACE("header byte " + std::to_string(byte));
+    std::vector<char> file = pristine;
+    file[byte] ^= 0x04;
+    test::write_file(seg, file);
+    const std::string err = reopen_error(dir.path());
+    EXPECT_NE(err.find(seg), std::string::npos) << err;
+    EXPECT_NE(err.find(byte == 0 ? "magic" : "CRC"), std::string::npos) << err;
+    EXPECT_EQ(test::read_file(seg), file);
+  }
+}
+
+TEST(Recovery, a_sealed_tail_continues_in_a_new_segment_of_the_same_epoch) {
+  TempDir dir;
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 200, 90);
+  }
+  // Remove the unsealed tail: the previous (sealed) segment becomes the tail.
+  auto files = test::segment_files(dir.path());
+  ASSERT_GE(files.size(), 2u);
+  std::filesystem::remove(dir.sub(files.back()));
+  auto j = Journal::open(test::small_config(dir.path(), kSeg));
+  ASSERT_TRUE(j) << j.error().message;
+  const std::uint64_t last = (*j)->last_seq();
+  EXPECT_GT(last, 0u);
+  EXPECT_EQ((*j)->recovery().tail_path, dir.sub(files.back())) << "the next number is used again";
+  test::append_range(**j, last + 1, last + 5, 90);
+  Collected got;
+  (void)test::replay_all(**j, 1, 1000, got);
+  EXPECT_EQ(got.seqs.size(), last + 5);
+}
+
+TEST(Recovery, unused_spares_and_interrupted_creations_past_the_tail_are_removed) {
+  TempDir dir;
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 10);
+  }
+  // An empty, valid spare (as the service leaves one) and a zero-length file
+  // (creation interrupted before fallocate).
+  {
+    std::vector<char> spare(kSeg, 0);
+    SegmentHeader h;
+    std::memset(&h, 0, sizeof(h));
+    std::memcpy(h.magic, kSegmentMagic, 8);
+    h.format_version = kFormatVersion;
+    h.header_size = 64;
+    h.record_alignment = 8;
+    h.segment_number = 2;
+    h.segment_size = kSeg;
+    h.slot_size = 4;
+    h.header_crc = crc32c(&h, offsetof(SegmentHeader, header_crc));
+    std::memcpy(spare.data(), &h, sizeof(h));
+    test::write_file(dir.sub("00000002.seg"), spare);
+    test::write_file(dir.sub("00000003.seg"), {});
+  }
+  auto j = Journal::open(test::small_config(dir.path(), kSeg));
+  ASSERT_TRUE(j) << j.error().message;
+  EXPECT_EQ((*j)->recovery().removed_spares.size(), 2u);
+  EXPECT_EQ((*j)->last_seq(), 10u);
+  EXPECT_EQ(test::segment_files(dir.path()), std::vector<std::string>{"00000001.seg"});
+}
+
+TEST(Recovery, a_tail_that_lost_its_start_record_continues_the_previous_epoch) {
+  TempDir dir;
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 200, 90);
+    ASSERT_EQ((*j)->reset(5, 55), StoreStatus::kOk);
+    test::append_range(**j, 1, 150, 90);
+  }
+  auto files = test::segment_files(dir.path());
+  const std::string tail = dir.sub(files.back());
+  std::vector<char> file = test::read_file(tail);
+  file[kSegmentHeaderSize + 9] ^= 1;  // damage the start record
+  test::write_file(tail, file);
+  auto j = Journal::open(test::small_config(dir.path(), kSeg));
+  ASSERT_TRUE(j) << j.error().message;
+  EXPECT_EQ((*j)->epoch(), 5u);
+  EXPECT_TRUE((*j)->recovery().torn);
+  EXPECT_FALSE((*j)->recovery().saved_to.empty());
+  // Epoch 5's earlier segment still replays (1..k); the cut tail does not,
+  // and nothing of epoch 1 (which had seqs up to 200) shows up.
+  Collected got;
+  (void)test::replay_all(**j, 1, 1000, got);
+  ASSERT_GT(got.seqs.size(), 0u);
+  EXPECT_LT(got.seqs.size(), 150u);
+  for (std::size_t i = 0; i < got.seqs.size(); ++i) EXPECT_EQ(got.seqs[i], i + 1);
+  EXPECT_EQ((*j)->last_seq(), got.seqs.back());
+}
+
+}  // namespace
+}  // namespace hft::store

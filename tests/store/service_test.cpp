@@ -1,0 +1,301 @@
+// The journal service: spare segments, retiring, flushing, retention.
+#include "hft/store/journal_service.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "hft/core/clock.hpp"
+#include "hft/store/journal.hpp"
+#include "store/store_test_util.hpp"
+
+namespace hft::store {
+namespace {
+
+using test::Collected;
+using test::message_for;
+using test::TempDir;
+
+constexpr std::size_t kSeg = 64 * 1024;
+
+/// Polls `cond` (an atomic read) until true or 10 s: a bounded wait on a
+/// state change of another thread, not a sleep standing in for sync.
+template <typename F>
+bool wait_for(F cond) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+TEST(Service, prepares_spares_so_rotations_never_create_a_segment_inline) {
+  TempDir dir;
+  JournalService service;
+  ASSERT_TRUE(service.start());
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg), &service);
+    ASSERT_TRUE(j) << j.error().message;
+    std::uint64_t seq = 1;
+    while ((*j)->stats().rotations < 6) {
+      // The writer runs at its own pace; the service must have the next
+      // segment ready (and pre-faulted) by the time it is needed.
+      ASSERT_TRUE(wait_for([&] { return (*j)->spare_prefaulted(); })) << "service never prepared a spare";
+      const std::string m = message_for(seq, 200);
+      ASSERT_EQ((*j)->append(seq, 0, {m.data(), m.size()}), StoreStatus::kOk);
+      ++seq;
+    }
+    ASSERT_TRUE(wait_for([&] { return (*j)->stats().segments_retired >= 6; }));
+    const JournalStats st = (*j)->stats();
+    EXPECT_EQ(st.spare_misses, 0u);
+    EXPECT_EQ(st.inline_creations, 0u);
+    EXPECT_EQ(st.unfaulted_rotations, 0u);
+    EXPECT_GE(st.segments_created, 6u);
+    Collected got;
+    EXPECT_EQ(test::replay_all(**j, 1, seq, got).delivered, seq - 1);
+  }
+  EXPECT_EQ(service.journals(), 0u) << "a closed journal detaches";
+  // Closing removed the unused spare: only written segments remain.
+  for (const std::string& name : test::segment_files(dir.path())) {
+    EXPECT_GT(test::read_file(dir.sub(name))[kSegmentHeaderSize], 0) << name;
+  }
+}
+
+TEST(Service, one_service_thread_serves_several_journals) {
+  TempDir dir;
+  JournalService service;
+  ASSERT_TRUE(service.start());
+  std::vector<std::unique_ptr<Journal>> journals;
+  for (int i = 0; i < 4; ++i) {
+    auto j = Journal::open(test::small_config(dir.sub("s" + std::to_string(i)), kSeg), &service);
+    ASSERT_TRUE(j);
+    journals.push_back(std::move(*j));
+  }
+  EXPECT_EQ(service.journals(), 4u);
+  for (auto& j : journals) ASSERT_TRUE(wait_for([&] { return j->spare_ready(); }));
+  journals.clear();
+  EXPECT_EQ(service.journals(), 0u);
+}
+
+TEST(Service, fail_policy_reports_no_spare_instead_of_creating_inline) {
+  TempDir dir;
+  JournalService service;  // not started: driven by hand
+  JournalConfig c = test::small_config(dir.path(), 16 * 1024);
+  c.spare_miss = SpareMissPolicy::kFail;
+  auto j = Journal::open(c, &service);
+  ASSERT_TRUE(j);
+  std::uint64_t seq = 1;
+  StoreStatus st = StoreStatus::kOk;
+  while (st == StoreStatus::kOk) {
+    const std::string m = message_for(seq, 200);
+    st = (*j)->append(seq, 0, {m.data(), m.size()});
+    if (st == StoreStatus::kOk) ++seq;
+  }
+  EXPECT_EQ(st, StoreStatus::kNoSpare);
+  EXPECT_EQ((*j)->stats().spare_misses, 1u);
+  EXPECT_EQ((*j)->stats().inline_creations, 0u);
+  (void)service.do_work();
+  ASSERT_TRUE((*j)->spare_ready());
+  const std::string m = message_for(seq, 200);
+  EXPECT_EQ((*j)->append(seq, 0, {m.data(), m.size()}), StoreStatus::kOk);
+  EXPECT_EQ((*j)->stats().rotations, 1u);
+}
+
+TEST(Service, a_spare_taken_before_its_prefault_finished_is_counted) {
+  TempDir dir;
+  JournalConfig c = test::small_config(dir.path(), 8 * 1024 * 1024);
+  auto j = Journal::open(c);
+  ASSERT_TRUE(j);
+  // One duty cycle creates the spare and pre-faults only its first 4 MiB.
+  (void)(*j)->maintain(core::monotonic_ns());
+  ASSERT_TRUE((*j)->spare_ready());
+  ASSERT_FALSE((*j)->spare_prefaulted());
+  const std::size_t big = 3 * 1024 * 1024;
+  std::vector<char> payload(big, 'p');
+  for (std::uint64_t s = 1; s <= 3; ++s) ASSERT_EQ((*j)->append(s, 0, {payload.data(), payload.size()}), StoreStatus::kOk);
+  const JournalStats st = (*j)->stats();
+  EXPECT_EQ(st.rotations, 1u);
+  EXPECT_EQ(st.spare_misses, 0u);
+  EXPECT_EQ(st.unfaulted_rotations, 1u);
+  // The service keeps pre-faulting the now active segment.
+  (void)(*j)->maintain(core::monotonic_ns());
+  (void)(*j)->maintain(core::monotonic_ns());
+}
+
+TEST(Service, finished_segments_are_flushed_and_unmapped_under_fsync) {
+  TempDir dir;
+  JournalConfig c = test::small_config(dir.path(), 16 * 1024);
+  c.durability = Durability::kFsync;
+  c.fsync_interval_ns = 1'000'000;
+  auto j = Journal::open(c);
+  ASSERT_TRUE(j);
+  std::int64_t now = core::monotonic_ns();
+  test::append_range(**j, 1, 300, 100);
+  const std::uint64_t rotations = (*j)->stats().rotations;
+  ASSERT_GE(rotations, 2u);
+  (void)(*j)->maintain(now);
+  JournalStats st = (*j)->stats();
+  EXPECT_EQ(st.segments_retired, rotations);
+  EXPECT_GE(st.flushes, rotations);
+  EXPECT_EQ(st.flush_errors, 0u);
+  // The periodic flush: data written before one tick is durable two ticks
+  // later (loss window: three intervals).
+  const std::uint64_t before = st.flushes;
+  test::append_range(**j, 301, 302, 100);
+  for (int tick = 0; tick < 3; ++tick) {
+    now += 2'000'000;
+    (void)(*j)->maintain(now);
+  }
+  EXPECT_GT((*j)->stats().flushes, before);
+  // Nothing new: no more msync.
+  const std::uint64_t after = (*j)->stats().flushes;
+  for (int tick = 0; tick < 3; ++tick) {
+    now += 2'000'000;
+    (void)(*j)->maintain(now);
+  }
+  EXPECT_EQ((*j)->stats().flushes, after);
+}
+
+TEST(Service, sync_policy_flushes_every_commit) {
+  TempDir dir;
+  JournalConfig c = test::small_config(dir.path(), 16 * 1024);
+  c.durability = Durability::kSync;
+  auto j = Journal::open(c);
+  ASSERT_TRUE(j);
+  test::append_range(**j, 1, 10);
+  EXPECT_EQ((*j)->stats().sync_flushes, 10u);
+  EXPECT_EQ((*j)->flush(), StoreStatus::kOk);
+}
+
+std::size_t run_retention(Journal& j) {
+  // Retention runs at most every 200 ms of the monotonic time given.
+  static std::int64_t fake_now = core::monotonic_ns();
+  fake_now += 1'000'000'000;
+  return static_cast<std::size_t>(j.maintain(fake_now));
+}
+
+TEST(Service, retention_keeps_at_most_the_configured_number_of_segments) {
+  TempDir dir;
+  JournalConfig c = test::small_config(dir.path(), 16 * 1024);
+  c.retain_segments = 3;
+  auto j = Journal::open(c);
+  ASSERT_TRUE(j);
+  test::append_range(**j, 1, 1000, 100);
+  ASSERT_GE((*j)->stats().rotations, 6u);
+  (void)run_retention(**j);
+  const auto files = test::segment_files(dir.path());
+  // Three kept (two finished + the active one) plus the spare just created.
+  EXPECT_EQ(files.size(), 4u);
+  EXPECT_EQ((*j)->stats().segments_removed, (*j)->stats().rotations - 2);
+  // The newest messages still replay; the removed ones are reported.
+  Collected got;
+  const ReplayResult r = test::replay_all(**j, 1, 1000, got);
+  EXPECT_GT(r.unavailable_segments, 0u);
+  ASSERT_FALSE(got.seqs.empty());
+  EXPECT_EQ(got.seqs.back(), 1000u);
+  for (std::size_t i = 1; i < got.seqs.size(); ++i) ASSERT_EQ(got.seqs[i], got.seqs[i - 1] + 1);
+}
+
+TEST(Service, retention_by_age_moves_finished_segments_to_the_archive) {
+  TempDir dir;
+  JournalConfig c = test::small_config(dir.sub("live"), 16 * 1024);
+  c.retain_max_age_ns = 1;  // everything finished is old
+  c.archive_directory = dir.sub("archive");
+  auto j = Journal::open(c);
+  ASSERT_TRUE(j);
+  test::append_range(**j, 1, 300, 100);
+  const std::uint64_t rotations = (*j)->stats().rotations;
+  ASSERT_GE(rotations, 2u);
+  (void)run_retention(**j);
+  EXPECT_EQ(test::segment_files(dir.sub("archive")).size(), rotations);
+  EXPECT_EQ((*j)->stats().segments_removed, rotations);
+  // The active one (and the spare) stay.
+  EXPECT_EQ(test::segment_files(dir.sub("live")).size(), 2u);
+}
+
+TEST(Service, retention_never_removes_a_segment_a_replay_is_reading) {
+  TempDir dir;
+  JournalConfig c = test::small_config(dir.path(), 16 * 1024);
+  c.retain_segments = 1;
+  auto j = Journal::open(c);
+  ASSERT_TRUE(j);
+  test::append_range(**j, 1, 300, 100);
+  const std::string first = dir.sub("00000001.seg");
+  bool checked = false;
+  const ReplayResult r = (*j)->replay_each(1, 1, 10, [&](const StoredMessage& m) {
+    // The replay holds segment 1 right now: retention runs and must wait.
+    (void)run_retention(**j);
+    checked = ::access(first.c_str(), F_OK) == 0;
+    EXPECT_EQ(std::string(m.bytes.data(), m.bytes.size()), message_for(1, 100));
+    return true;
+  });
+  EXPECT_EQ(r.delivered, 1u);
+  EXPECT_TRUE(checked) << "segment 1 was removed while being read";
+  EXPECT_EQ((*j)->stats().segments_removed, 0u) << "removal is in order: nothing after segment 1 either";
+  (void)run_retention(**j);
+  EXPECT_NE(::access(first.c_str(), F_OK), 0);
+  EXPECT_GT((*j)->stats().segments_removed, 0u);
+}
+
+TEST(Service, a_writer_outrunning_the_service_gets_statuses_and_never_loses_a_record) {
+  TempDir dir;
+  JournalService service;
+  ASSERT_TRUE(service.start());
+  JournalConfig c = test::small_config(dir.path(), 64 * 1024);
+  c.durability = Durability::kFsync;
+  c.fsync_interval_ns = 100'000;
+  c.rewarm_window = 1 << 20;
+  c.rewarm_interval_ns = 1'000'000;
+  c.retain_segments = 50;
+  auto j = Journal::open(c, &service);
+  ASSERT_TRUE(j);
+  std::uint64_t refused = 0;
+  constexpr std::uint64_t kCount = 30'000;
+  for (std::uint64_t s = 1; s <= kCount; ++s) {
+    const std::string m = message_for(s, 200);
+    for (;;) {
+      const StoreStatus st = (*j)->append(s, 0, {m.data(), m.size()});
+      if (st == StoreStatus::kOk) break;
+      ASSERT_EQ(st, StoreStatus::kNoSpare) << "only 'service behind' may refuse";
+      ++refused;
+      std::this_thread::yield();
+    }
+  }
+  const JournalStats st = (*j)->stats();
+  EXPECT_GE(st.rotations, 100u);
+  // Everything retention kept replays intact, in order, to the last record.
+  Collected got;
+  (void)test::replay_all(**j, 1, kCount, got);
+  ASSERT_FALSE(got.seqs.empty());
+  EXPECT_EQ(got.seqs.back(), kCount);
+  for (std::size_t i = 0; i < got.seqs.size(); ++i) {
+    ASSERT_EQ(got.bytes[i], message_for(got.seqs[i], 200));
+    if (i > 0) {
+      ASSERT_EQ(got.seqs[i], got.seqs[i - 1] + 1);
+    }
+  }
+  RecordProperty("refused", static_cast<int>(refused));
+}
+
+TEST(Service, start_fails_when_the_cpu_cannot_be_pinned) {
+  JournalServiceConfig cfg;
+  cfg.cpu = 100000;
+  JournalService service(cfg);
+  auto started = service.start();
+  ASSERT_FALSE(started);
+  EXPECT_NE(started.error().message.find("100000"), std::string::npos);
+  EXPECT_FALSE(service.running());
+  JournalServiceConfig ok;
+  ok.cpu = 0;
+  JournalService pinned(ok);
+  ASSERT_TRUE(pinned.start());
+  EXPECT_TRUE(pinned.running());
+  pinned.stop();
+  EXPECT_FALSE(pinned.running());
+}
+
+}  // namespace
+}  // namespace hft::store
