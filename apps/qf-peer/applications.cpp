@@ -24,6 +24,23 @@ void adopt_default_appl_ver_id(const FIX::Message& message, const FIX::SessionID
   }
 }
 
+bool poss_dup(const FIX::Message& message) {
+  FIX::PossDupFlag flag(false);
+  message.getHeader().getFieldIfSet(flag);
+  return flag.getValue();
+}
+
+// Session-level messages a peer counts: heartbeats, test requests, resend
+// requests, sequence resets, rejects. Returns the counter for `type`, or null.
+template <typename Counts>
+long* admin_counter(Counts& c, const std::string& type) {
+  if (type == FIX::MsgType_Heartbeat) return &c.heartbeats_received;
+  if (type == FIX::MsgType_TestRequest) return &c.test_requests_received;
+  if (type == FIX::MsgType_ResendRequest) return &c.resend_requests_received;
+  if (type == FIX::MsgType_SequenceReset) return &c.sequence_resets_received;
+  return nullptr;
+}
+
 // Before FIX 4.3 a fill is ExecType 2 and ExecutionReport needs ExecTransType.
 bool is_pre_fix43(const FIX::SessionID& session) {
   const std::string& begin = session.getBeginString().getValue();
@@ -68,16 +85,33 @@ void EchoApplication::fromApp(const FIX::Message& message, const FIX::SessionID&
 // ---- VenueApplication -----------------------------------------------------
 
 void VenueApplication::onLogon(const FIX::SessionID& session) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++counts_.logons;
+  }
   if (verbose_) std::cout << "qf-peer: logon " << session.toString() << std::endl;
 }
 
 void VenueApplication::onLogout(const FIX::SessionID& session) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++counts_.logouts;
+  }
   if (verbose_) std::cout << "qf-peer: logout " << session.toString() << std::endl;
 }
 
 void VenueApplication::fromAdmin(const FIX::Message& message, const FIX::SessionID& session) throw(
     FIX::FieldNotFound, FIX::IncorrectDataFormat, FIX::IncorrectTagValue, FIX::RejectLogon) {
   adopt_default_appl_ver_id(message, session);
+  const std::string type = msg_type(message);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (long* counter = admin_counter(counts_, type)) ++*counter;
+  if (type == FIX::MsgType_Reject) ++counts_.session_rejects_received;
+}
+
+VenueCounts VenueApplication::counts() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return counts_;
 }
 
 void VenueApplication::fromApp(const FIX::Message& message, const FIX::SessionID& session) throw(
@@ -94,6 +128,19 @@ void VenueApplication::fromApp(const FIX::Message& message, const FIX::SessionID
   message.getFieldIfSet(symbol);
   FIX::Price price(100.0);
   message.getFieldIfSet(price);
+
+  const bool resent = poss_dup(message);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const bool seen = !seen_cl_ord_ids_.insert(cl_ord_id.getValue()).second;
+    if (seen && resent) {
+      ++counts_.possdup_repeats;
+      return;
+    }
+    if (seen) ++counts_.duplicate_orders;
+    if (resent) ++counts_.possdup_orders;
+    ++counts_.orders;
+  }
 
   long id = 0;
   {
@@ -137,28 +184,43 @@ void TraderApplication::onLogon(const FIX::SessionID& session) {
   std::lock_guard<std::mutex> lock(mutex_);
   logged_on_ = true;
   session_ = session;
+  ++counts_.logons;
   changed_.notify_all();
 }
 
 void TraderApplication::onLogout(const FIX::SessionID&) {
   std::lock_guard<std::mutex> lock(mutex_);
   logged_on_ = false;
+  ++counts_.logouts;
   changed_.notify_all();
 }
 
 void TraderApplication::fromAdmin(const FIX::Message& message, const FIX::SessionID&) throw(
     FIX::FieldNotFound, FIX::IncorrectDataFormat, FIX::IncorrectTagValue, FIX::RejectLogon) {
-  if (msg_type(message) == FIX::MsgType_Reject) {
-    std::lock_guard<std::mutex> lock(mutex_);
+  const std::string type = msg_type(message);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (long* counter = admin_counter(counts_, type)) ++*counter;
+  if (type == FIX::MsgType_Reject) {
     ++counts_.session_rejects;
-    changed_.notify_all();
+  } else if (type == FIX::MsgType_Logout) {
+    ++counts_.logouts_received;
+  } else if (type == FIX::MsgType_Logon) {
+    FIX::MsgSeqNum seq;
+    message.getHeader().getFieldIfSet(seq);
+    counts_.last_logon_seq = seq.getValue();
+    FIX::ResetSeqNumFlag reset(false);
+    message.getFieldIfSet(reset);
+    if (reset.getValue()) ++counts_.reset_logons_received;
   }
+  changed_.notify_all();
 }
 
 void TraderApplication::fromApp(const FIX::Message& message, const FIX::SessionID&) throw(
     FIX::FieldNotFound, FIX::IncorrectDataFormat, FIX::IncorrectTagValue, FIX::UnsupportedMessageType) {
   const std::string type = msg_type(message);
+  const bool resent = poss_dup(message);
   std::lock_guard<std::mutex> lock(mutex_);
+  if (resent) ++counts_.possdup_received;
   if (type == FIX::MsgType_BusinessMessageReject) {
     ++counts_.business_rejects;
   } else if (type == FIX::MsgType_ExecutionReport) {
@@ -168,24 +230,36 @@ void TraderApplication::fromApp(const FIX::Message& message, const FIX::SessionI
     message.getFieldIfSet(cl_ord_id);
     message.getFieldIfSet(exec_type);
     const std::string& id = cl_ord_id.getValue();
-    switch (exec_type.getValue()) {
-      case FIX::ExecType_NEW:
-        acked_.insert(id);
-        break;
-      case FIX::ExecType_TRADE:
-      case FIX::ExecType_FILL:
-      case FIX::ExecType_PARTIAL_FILL:
-        filled_.insert(id);
-        break;
-      case FIX::ExecType_REJECTED:
-        rejected_.insert(id);
-        break;
-      default:
-        break;
+    if (id.compare(0, prefix_.size(), prefix_) != 0) {
+      ++counts_.unknown_orders;
+    } else {
+      OrderState& order = orders_[id];
+      bool* seen = nullptr;
+      long* distinct = nullptr;
+      switch (exec_type.getValue()) {
+        case FIX::ExecType_NEW:
+          seen = &order.acked;
+          distinct = &counts_.acked;
+          break;
+        case FIX::ExecType_TRADE:
+        case FIX::ExecType_FILL:
+          seen = &order.filled;
+          distinct = &counts_.filled;
+          break;
+        case FIX::ExecType_REJECTED:
+          seen = &order.rejected;
+          distinct = &counts_.rejected;
+          break;
+        default:
+          break;
+      }
+      if (seen != nullptr && *seen) {
+        ++(resent ? counts_.possdup_repeats : counts_.duplicates);
+      } else if (seen != nullptr) {
+        *seen = true;
+        ++*distinct;
+      }
     }
-    counts_.acked = static_cast<long>(acked_.size());
-    counts_.filled = static_cast<long>(filled_.size());
-    counts_.rejected = static_cast<long>(rejected_.size());
   } else {
     throw FIX::UnsupportedMessageType();
   }
@@ -202,6 +276,11 @@ bool TraderApplication::wait_logon(int timeout_ms, FIX::SessionID& session) {
 TraderCounts TraderApplication::counts() {
   std::lock_guard<std::mutex> lock(mutex_);
   return counts_;
+}
+
+bool TraderApplication::logged_on() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return logged_on_;
 }
 
 FIX::Message make_new_order_single(const std::string& cl_ord_id, const std::string& symbol, int quantity,

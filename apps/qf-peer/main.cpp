@@ -10,10 +10,14 @@
 //       acceptor answering NewOrderSingle with ExecutionReport New then Fill.
 //   qf-peer trader --config FILE --orders N [--spec-dir DIR] [--host H] [--port P]
 //                  [--timeout-ms T] [--require-fills] [--log-dir D]
-//       initiator sending N NewOrderSingles; exit 0 iff all are acknowledged.
+//                  [--idle-ms T] [--disconnect-after K]
+//       initiator sending N NewOrderSingles; exit 0 iff all are acknowledged
+//       (and filled, with --require-fills) exactly once: a report repeated
+//       without PossDupFlag=Y is a failure.
 //
-// Config files may use ${SPEC_DIR}, ${HOST} and ${PORT}, replaced by the
-// command-line values. Acceptor and venue run until SIGINT/SIGTERM.
+// Config files may use ${SPEC_DIR}, ${HOST}, ${PORT} and any ${NAME} given
+// with --set NAME=VALUE, replaced by the command-line values. Acceptor and
+// venue run until SIGINT/SIGTERM; the venue then prints what it received.
 #include <quickfix/FileLog.h>
 #include <quickfix/Log.h>
 #include <quickfix/MessageStore.h>
@@ -22,10 +26,15 @@
 #include <quickfix/SocketAcceptor.h>
 #include <quickfix/SocketInitiator.h>
 
+#include <dirent.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -35,6 +44,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "applications.hpp"
 #include "peer_config.hpp"
@@ -49,6 +59,16 @@ constexpr const char* kUsage =
     "                [--sessions TRADER44,...] [--verbose]\n"
     "  qf-peer trader --config FILE --orders N [--spec-dir DIR] [--host H] [--port P]\n"
     "                 [--timeout-ms T] [--require-fills] [--log-dir DIR]\n"
+    "                 [--idle-ms T] [--disconnect-after K]\n"
+    "\n"
+    "--set NAME=VALUE (venue, trader) defines ${NAME} for the config file.\n"
+    "--idle-ms T (trader): stay logged on and idle T ms before sending (heartbeats\n"
+    "  only); the session must still be up, without a reconnect, afterwards.\n"
+    "--disconnect-after K (trader): after order K, drop the TCP connection without\n"
+    "  a Logout (shutdown of the socket) and keep sending: QuickFIX stores the\n"
+    "  orders sent while down; it reconnects (ReconnectInterval) and recovers the\n"
+    "  gaps by ResendRequest. Use with ResetOnLogon/ResetOnDisconnect=N.\n"
+    "The trader prints one line of key=value counts; the venue prints one at exit.\n"
     "\n"
     "--exit-with-parent (acceptor/venue) stops the peer when its parent process exits.\n"
     "--port 0 (acceptor/venue default) picks a free port; it is printed as\n"
@@ -71,6 +91,9 @@ struct Args {
   bool verbose = false;
   std::set<std::string> sessions;
   bool exit_with_parent = false;
+  std::map<std::string, std::string> values;  // --set NAME=VALUE
+  int idle_ms = 0;
+  long disconnect_after = 0;
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -128,6 +151,15 @@ Args parse_args(int argc, char** argv) {
       while (std::getline(list, target, ',')) {
         if (!target.empty()) a.sessions.insert(target);
       }
+    } else if (arg == "--set") {
+      const std::string assignment = value();
+      const auto eq = assignment.find('=');
+      if (eq == std::string::npos || eq == 0) usage_error("--set: expected NAME=VALUE, got '" + assignment + "'");
+      a.values[assignment.substr(0, eq)] = assignment.substr(eq + 1);
+    } else if (arg == "--idle-ms") {
+      a.idle_ms = static_cast<int>(parse_number(arg, value(), 0, 3600000));
+    } else if (arg == "--disconnect-after") {
+      a.disconnect_after = parse_number(arg, value(), 1, 10000000);
     } else if (arg == "--exit-with-parent") {
       a.exit_with_parent = true;
     } else if (arg == "--print-config") {
@@ -145,6 +177,10 @@ Args parse_args(int argc, char** argv) {
   if (a.mode != "acceptor" && a.config.empty()) usage_error(a.mode + " needs --config");
   if (a.mode == "trader" && a.orders == 0) usage_error("trader needs --orders N");
   if (a.mode == "trader" && a.port == 0 && a.port_given) usage_error("trader needs a real --port");
+  if (a.mode != "trader" && (a.idle_ms != 0 || a.disconnect_after != 0)) {
+    usage_error("--idle-ms and --disconnect-after are trader options");
+  }
+  if (a.disconnect_after > a.orders && a.mode == "trader") usage_error("--disconnect-after must be <= --orders");
   return a;
 }
 
@@ -164,6 +200,55 @@ std::unique_ptr<FIX::LogFactory> make_log_factory(const Args& a) {
   if (a.verbose) return std::unique_ptr<FIX::LogFactory>(new FIX::ScreenLogFactory(true, true, true));
   return nullptr;
 }
+
+// Counts every message QuickFIX receives, also those its session layer
+// drops without telling the application (a resend of numbers already
+// seen), and passes everything on to an optional inner log.
+class CountingLog : public FIX::Log {
+ public:
+  CountingLog(FIX::Log* inner, std::atomic<long>& incoming) : inner_(inner), incoming_(incoming) {}
+  void clear() override {
+    if (inner_) inner_->clear();
+  }
+  void backup() override {
+    if (inner_) inner_->backup();
+  }
+  void onIncoming(const std::string& message) override {
+    ++incoming_;
+    if (inner_) inner_->onIncoming(message);
+  }
+  void onOutgoing(const std::string& message) override {
+    if (inner_) inner_->onOutgoing(message);
+  }
+  void onEvent(const std::string& text) override {
+    if (inner_) inner_->onEvent(text);
+  }
+  FIX::Log* inner() const { return inner_; }
+
+ private:
+  FIX::Log* inner_;
+  std::atomic<long>& incoming_;
+};
+
+class CountingLogFactory : public FIX::LogFactory {
+ public:
+  explicit CountingLogFactory(std::unique_ptr<FIX::LogFactory> inner) : inner_(std::move(inner)) {}
+  FIX::Log* create() override { return new CountingLog(inner_ ? inner_->create() : nullptr, incoming_); }
+  FIX::Log* create(const FIX::SessionID& id) override {
+    return new CountingLog(inner_ ? inner_->create(id) : nullptr, incoming_);
+  }
+  void destroy(FIX::Log* log) override {
+    auto* counting = static_cast<CountingLog*>(log);
+    if (inner_ && counting->inner()) inner_->destroy(counting->inner());
+    delete counting;
+  }
+  /// Messages received so far, all sessions.
+  long incoming() const { return incoming_.load(); }
+
+ private:
+  std::unique_ptr<FIX::LogFactory> inner_;
+  std::atomic<long> incoming_{0};
+};
 
 int run_acceptor_until_signal(FIX::Application& app, const FIX::SessionSettings& settings, const Args& a,
                               int port, const sigset_t& stop_signals) {
@@ -209,17 +294,70 @@ int listening_port(const FIX::SessionSettings& settings, int fallback) {
 }
 
 std::map<std::string, std::string> placeholders(const Args& a, int port) {
-  return {{"SPEC_DIR", a.spec_dir}, {"HOST", a.host}, {"PORT", port > 0 ? std::to_string(port) : ""}};
+  std::map<std::string, std::string> values = a.values;
+  values["SPEC_DIR"] = a.spec_dir;
+  values["HOST"] = a.host;
+  values["PORT"] = port > 0 ? std::to_string(port) : "";
+  return values;
+}
+
+// Drops the TCP connections of this process to `port`, as a network failure
+// would: shutdown() of the socket under QuickFIX's feet (its own thread sees
+// the end of the stream and disconnects the session; no Logout is sent, and
+// what the peer sends meanwhile is lost). Returns the sockets shut down.
+int drop_connections_to(int port) {
+  int dropped = 0;
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return 0;
+  while (dirent* entry = ::readdir(dir)) {
+    char* end = nullptr;
+    const long fd = std::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || fd == ::dirfd(dir)) continue;
+    sockaddr_storage peer{};
+    socklen_t len = sizeof peer;
+    if (::getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&peer), &len) != 0) continue;
+    int peer_port = -1;
+    if (peer.ss_family == AF_INET) peer_port = ntohs(reinterpret_cast<sockaddr_in*>(&peer)->sin_port);
+    if (peer.ss_family == AF_INET6) peer_port = ntohs(reinterpret_cast<sockaddr_in6*>(&peer)->sin6_port);
+    if (peer_port == port && ::shutdown(static_cast<int>(fd), SHUT_RDWR) == 0) ++dropped;
+  }
+  ::closedir(dir);
+  return dropped;
+}
+
+void print_counts(const qf_peer::TraderCounts& c, long orders, long sent, int drops) {
+  std::cout << "orders=" << orders << " sent=" << sent << " execution_reports=" << c.execution_reports
+            << " acked=" << c.acked << " filled=" << c.filled << " rejected=" << c.rejected
+            << " duplicates=" << c.duplicates << " possdup_received=" << c.possdup_received
+            << " possdup_repeats=" << c.possdup_repeats << " unknown_orders=" << c.unknown_orders
+            << " session_rejects=" << c.session_rejects << " business_rejects=" << c.business_rejects
+            << " logons=" << c.logons << " logouts=" << c.logouts << " logouts_received=" << c.logouts_received
+            << " heartbeats_received=" << c.heartbeats_received
+            << " test_requests_received=" << c.test_requests_received
+            << " resend_requests_received=" << c.resend_requests_received
+            << " sequence_resets_received=" << c.sequence_resets_received
+            << " reset_logons_received=" << c.reset_logons_received << " last_logon_seq=" << c.last_logon_seq
+            << " drops=" << drops << std::endl;
+}
+
+void print_counts(const qf_peer::VenueCounts& c) {
+  std::cout << "venue: orders=" << c.orders << " possdup_orders=" << c.possdup_orders
+            << " possdup_repeats=" << c.possdup_repeats << " duplicate_orders=" << c.duplicate_orders
+            << " logons=" << c.logons << " logouts=" << c.logouts << " heartbeats_received=" << c.heartbeats_received
+            << " test_requests_received=" << c.test_requests_received
+            << " resend_requests_received=" << c.resend_requests_received
+            << " sequence_resets_received=" << c.sequence_resets_received
+            << " session_rejects_received=" << c.session_rejects_received << std::endl;
 }
 
 int run_trader(const Args& a) {
   std::istringstream text(qf_peer::load_with_placeholders(a.config, placeholders(a, a.port)));
   FIX::SessionSettings settings(text);
-  qf_peer::TraderApplication app;
+  const std::string prefix = "QF" + std::to_string(::getpid()) + "-";
+  qf_peer::TraderApplication app(prefix);
   FIX::MemoryStoreFactory store;
-  std::unique_ptr<FIX::LogFactory> log = make_log_factory(a);
-  std::unique_ptr<FIX::SocketInitiator> initiator(log ? new FIX::SocketInitiator(app, store, settings, *log)
-                                                      : new FIX::SocketInitiator(app, store, settings));
+  CountingLogFactory log(make_log_factory(a));
+  std::unique_ptr<FIX::SocketInitiator> initiator(new FIX::SocketInitiator(app, store, settings, log));
   initiator->start();
   FIX::SessionID session;
   if (!app.wait_logon(a.timeout_ms, session)) {
@@ -227,12 +365,32 @@ int run_trader(const Args& a) {
     initiator->stop(true);
     return 1;
   }
-  const std::string prefix = "QF" + std::to_string(::getpid()) + "-";
+  bool idle_ok = true;
+  if (a.idle_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(a.idle_ms));
+    const qf_peer::TraderCounts c = app.counts();
+    idle_ok = app.logged_on() && c.logons == 1 && c.logouts == 0;
+    if (!idle_ok) std::cerr << "qf-peer: the session did not stay up while idle" << std::endl;
+  }
+  const int port = settings.get(session).getInt("SocketConnectPort");
+  FIX::Session* fix_session = FIX::Session::lookupSession(session);
+  long sent = 0;
+  int drops = 0;
   for (long i = 1; i <= a.orders; ++i) {
     FIX::Message order = qf_peer::make_new_order_single(prefix + std::to_string(i), "HFT", 100, 10.25);
-    if (!FIX::Session::sendToTarget(order, session)) {
+    // While disconnected QuickFIX stores the order (its sequence number is
+    // used) without sending it and returns false: the peer asks for it
+    // after the next logon. Only an order that did not get a sequence
+    // number is lost.
+    const int seq_before = fix_session->getExpectedSenderNum();
+    if (!fix_session->send(order) && fix_session->getExpectedSenderNum() == seq_before) {
       std::cerr << "qf-peer: could not send order " << i << std::endl;
       break;
+    }
+    ++sent;
+    if (i == a.disconnect_after) {
+      drops = drop_connections_to(port);
+      if (drops == 0) std::cerr << "qf-peer: --disconnect-after: no connection to port " << port << std::endl;
     }
   }
   const long n = a.orders;
@@ -244,12 +402,25 @@ int run_trader(const Args& a) {
   if (complete && !require_fills) {
     app.wait_for(1000, [n](const qf_peer::TraderCounts& c) { return c.filled + c.rejected >= n; });
   }
+  // After a reconnect the venue may still be resending (QuickFIX asks for
+  // everything from the gap on, also what it already holds): wait until
+  // nothing has arrived for 300 ms, so that late repeats are counted and the
+  // Logout answer is not stuck behind a replay.
+  if (complete) {
+    const auto settle_end = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    long seen = log.incoming();
+    while (std::chrono::steady_clock::now() < settle_end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      const long now_seen = log.incoming();
+      if (now_seen == seen) break;
+      seen = now_seen;
+    }
+  }
   initiator->stop();
   const qf_peer::TraderCounts c = app.counts();
-  std::cout << "orders=" << n << " execution_reports=" << c.execution_reports << " acked=" << c.acked
-            << " filled=" << c.filled << " rejected=" << c.rejected << " session_rejects=" << c.session_rejects
-            << " business_rejects=" << c.business_rejects << std::endl;
-  const bool ok = c.acked == n && (!require_fills || c.filled == n);
+  print_counts(c, n, sent, drops);
+  const bool ok = idle_ok && c.acked == n && (!require_fills || c.filled == n) && c.duplicates == 0 &&
+                  c.unknown_orders == 0 && (a.disconnect_after == 0 || drops > 0);
   return ok ? 0 : 1;
 }
 
@@ -281,7 +452,9 @@ int main(int argc, char** argv) {
       return run_acceptor_until_signal(app, settings, a, listening, stop_signals);
     }
     qf_peer::VenueApplication app(a.verbose);
-    return run_acceptor_until_signal(app, settings, a, listening, stop_signals);
+    const int rc = run_acceptor_until_signal(app, settings, a, listening, stop_signals);
+    print_counts(app.counts());
+    return rc;
   } catch (const std::exception& e) {
     std::cerr << "qf-peer: " << e.what() << std::endl;
     return 2;

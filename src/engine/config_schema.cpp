@@ -191,9 +191,9 @@ constexpr std::array kSchema = {
             .description = "The connection's receive buffer in user space, allocated once; a full buffer "
                            "closes the connection instead of growing.",
             .min = 4 * kKiB, .max = kGiB},
-    KeySpec{.name = "SendBufferSize", .type = T::kSize, .default_value = "64K",
+    KeySpec{.name = "SendBufferSize", .type = T::kSize, .default_value = "4M",
             .description = "Outbound buffer for bytes the socket could not take at once; when full, sends "
-                           "report an overflow.",
+                           "report an overflow and the connection is closed (resent after the next logon).",
             .min = 0, .max = kGiB},
     KeySpec{.name = "SocketUseSSL", .type = T::kBool, .default_value = "N",
             .description = "Not supported: libhft has no TLS; terminate TLS in front of it (e.g. stunnel).",

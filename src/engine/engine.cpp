@@ -35,6 +35,11 @@ struct Engine::Slot final : session::Output {
       // cannot go on without losing bytes, so the connection is closed and
       // the messages are resent after the next logon.
       ++engine->stats_.send_overflows;
+      if (engine->log_ != nullptr && engine->log_->enabled(session::LogLevel::kError)) {
+        engine->log_->log(session::LogLevel::kError, session->id(),
+                          "outbound buffer full (peer not reading): closing the connection; "
+                          "unsent messages are resent after the next logon");
+      }
       connection->close();
     }
   }
