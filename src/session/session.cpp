@@ -549,9 +549,15 @@ bool Session::verify(const MessageView& msg, bool check_too_high, bool check_too
   if ((check_too_high || check_too_low) && resend_requested()) check_resend_satisfied(seq);
   last_received_mono_ = now_.mono_ns;
   test_requests_ = 0;
-  const std::string_view text = msg.text();
-  if (store_.store_inbound(seq, now_.utc_ns, {text.data(), text.size()}) != store::StoreStatus::kOk) {
-    log(LogLevel::kWarn, "Message store failed to journal a received message");
+  // The inbound journal holds the accepted stream, in sequence: a message
+  // ahead of a gap (a Logon, a ResendRequest) is journaled when the gap is
+  // filled (process_queue), one behind it not at all. A SequenceReset-Reset
+  // is journaled where it comes, as it moves the sequence itself.
+  if (seq == expected || msg.msg_type() == "4") {
+    const std::string_view text = msg.text();
+    if (store_.store_inbound(seq, now_.utc_ns, {text.data(), text.size()}) != store::StoreStatus::kOk) {
+      log(LogLevel::kWarn, "Message store failed to journal a received message");
+    }
   }
   return true;
 }
@@ -629,7 +635,11 @@ void Session::process_queue() noexcept {
     HFT_SESSION_LOG(LogLevel::kDebug, "Processing QUEUED message: " << expected);
     const std::string_view type = detail::peek_msg_type(bytes);
     if (type == "A" || type == "2") {
-      incr_target();  // acted on when it arrived
+      // Acted on when it arrived; journaled now that it is in sequence.
+      if (store_.store_inbound(expected, now_.utc_ns, {bytes.data(), bytes.size()}) != store::StoreStatus::kOk) {
+        log(LogLevel::kWarn, "Message store failed to journal a received message");
+      }
+      incr_target();
       continue;
     }
     handle_message(bytes, true);

@@ -50,13 +50,16 @@ Expected<std::unique_ptr<JournalStore>> JournalStore::open(const JournalStoreCon
   if (ob.epoch() < seq.epoch() && ob.reset(seq.epoch(), seq.epoch_created_ns()) != StoreStatus::kOk)
     return Error{ob.config().directory + ": cannot start epoch " + std::to_string(seq.epoch())};
 
-  // The journals hold the last seqs for certain; the file may lag (a crash
-  // between commit and the file update, or a torn slot).
+  // The outbound journal holds the last seq used for certain; the file may
+  // lag (a crash between commit and the file update, or a torn slot).
+  // next_target_seq is NOT raised from the inbound journal: a received
+  // message is journaled before the application sees it and before the
+  // session accepts it (a Logon ahead of a gap is journaled at once), so a
+  // journaled seq is not a processed one. Keeping the file's value makes a
+  // crash cost a PossDup resend, never a lost message.
   std::uint64_t sender = seq.next_sender_seq();
-  std::uint64_t target = seq.next_target_seq();
   if (ob.last_seq() != 0) sender = std::max(sender, ob.last_seq() + 1);
-  if (store->inbound_ && store->inbound_->last_seq() != 0) target = std::max(target, store->inbound_->last_seq() + 1);
-  if (sender != seq.next_sender_seq() || target != seq.next_target_seq()) seq.set(sender, target);
+  if (sender != seq.next_sender_seq()) seq.set_next_sender_seq(sender);
 
   ob.set_companion_mapping(seq.mapping(), SeqNumStore::mapping_size());
   return store;

@@ -193,8 +193,10 @@ struct JournalStoreConfig {
 /// Persistent store: outbound journal, optional inbound journal and a
 /// sequence-number file. On open it reconciles them: an epoch present in one
 /// but not the other (a crash in the middle of reset()) is completed, and
-/// next_sender_seq (next_target_seq) is raised past the last journaled
-/// outbound (inbound) seq if the file lags behind the journal.
+/// next_sender_seq is raised past the last journaled outbound seq if the
+/// file lags behind the journal. next_target_seq keeps the file's value: an
+/// inbound message is journaled before the session accepts it, so a crash
+/// after journaling costs a PossDup resend, never a lost message.
 class JournalStore final : public MessageStore {
  public:
   /// Opens or creates the store. Errors name the file at fault.
