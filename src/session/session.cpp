@@ -244,6 +244,10 @@ Expected<void> Session::init(Instant now) {
   codec::ValidationOptions vo = settings_.validation;
   vo.check_begin_string = false;  // checked here first: a wrong one is answered with a Logout
   validator_ = std::make_unique<codec::Validator>(*dictionary_, vo);
+  if (version_ == codec::FixVersion::kFixT11 && settings_.app_dictionary) {
+    transport_dictionary_ = session_dict;
+    admin_validator_ = std::make_unique<codec::Validator>(*transport_dictionary_, vo);
+  }
 
   frame_options_.max_body_length = settings_.max_message_size;
   frame_options_.verify_checksum = settings_.validate_length_and_checksum;
@@ -432,7 +436,7 @@ void Session::handle_message(std::string_view bytes, bool queued) noexcept {
   if (!stop) {
     const bool admin = is_admin_type(type);
     if (admin || validate_app_) {
-      const codec::ValidationResult r = validator_->validate(msg);
+      const codec::ValidationResult r = validate(msg, admin);
       if (!r.ok()) {
         stop = true;
         if (r.failure == codec::ValidationFailure::kGarbled) {
@@ -625,6 +629,81 @@ void Session::do_target_too_low(const MessageView& msg, std::uint64_t seq) noexc
 }
 
 void Session::incr_target() noexcept { store_.set_next_target_seq(store_.next_target_seq() + 1); }
+
+namespace {
+
+// Tags QuickFIX files under the header whatever the session's dictionary says
+// (its Message::isHeaderField): the header fields of every FIX version.
+constexpr int kAnyVersionHeaderTags[] = {8,   9,   34,  35,  43,  49,  50,  52,  56,  57,   90,   91,
+                                         97,  115, 116, 122, 128, 129, 142, 143, 144, 145,  212,  213,
+                                         347, 369, 370, 627, 628, 629, 630, 1128, 1129, 1156};
+
+bool is_any_version_header_tag(int tag) noexcept {
+  for (const int t : kAnyVersionHeaderTags) {
+    if (t == tag) return true;
+  }
+  return false;
+}
+
+// Rejects QuickFIX finds while it visits the fields one by one (after the
+// field order, MsgType and required-field checks).
+bool is_per_field_reason(RejectReason r) noexcept {
+  switch (r) {
+    case RejectReason::kInvalidTagNumber:
+    case RejectReason::kTagNotDefinedForMessageType:
+    case RejectReason::kTagSpecifiedWithoutValue:
+    case RejectReason::kValueIncorrect:
+    case RejectReason::kIncorrectDataFormat:
+    case RejectReason::kTagAppearsMoreThanOnce:
+    case RejectReason::kIncorrectNumInGroupCount:
+    case RejectReason::kRepeatingGroupFieldsOutOfOrder:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// QuickFIX visits the header as 8, 9, 35, then by tag.
+unsigned header_order(int tag) noexcept {
+  return tag == 8 ? 0u : tag == 9 ? 1u : tag == 35 ? 2u : static_cast<unsigned>(tag) + 3u;
+}
+
+}  // namespace
+
+codec::ValidationResult Session::validate(const MessageView& msg, bool admin) const noexcept {
+  const codec::Validator& validator = admin && admin_validator_ ? *admin_validator_ : *validator_;
+  codec::ValidationResult r = validator.validate(msg);
+  if (r.ok() || r.failure != codec::ValidationFailure::kReject || !is_per_field_reason(r.reason)) return r;
+  // A header tag of another FIX version that this version does not define
+  // (FIX 4.0 has no OnBehalfOfLocationID, 144) is still a header field to
+  // QuickFIX, so its fault comes before any body fault and among the header
+  // faults in header order; the validator files such a tag under the body.
+  const codec::Dictionary& dict = admin && transport_dictionary_ ? *transport_dictionary_ : *dictionary_;
+  const codec::ValidationOptions& vo = settings_.validation;
+  int best_tag = 0;
+  RejectReason best = RejectReason::kNone;
+  for (std::size_t i = 0; i < msg.size(); ++i) {
+    const int tag = msg.field(i).tag;
+    if (!is_any_version_header_tag(tag) || dict.header().member(tag) != nullptr) continue;
+    RejectReason reason = RejectReason::kNone;
+    if (msg.value_at(i).empty() && vo.check_fields_have_values) {
+      reason = RejectReason::kTagSpecifiedWithoutValue;
+    } else if (dict.field(tag) == nullptr) {
+      reason = RejectReason::kInvalidTagNumber;
+    }
+    if (reason != RejectReason::kNone && (best_tag == 0 || header_order(tag) < header_order(best_tag))) {
+      best_tag = tag;
+      best = reason;
+    }
+  }
+  if (best_tag == 0) return r;
+  const bool ref_in_header = r.ref_tag > 0 && dict.header().member(r.ref_tag) != nullptr;
+  if (ref_in_header && header_order(r.ref_tag) < header_order(best_tag)) return r;
+  r.reason = best;
+  r.ref_tag = best_tag;
+  r.text = codec::reject_reason_text(best);
+  return r;
+}
 
 void Session::process_queue() noexcept {
   while (connected_ && queue_->size() != 0) {

@@ -562,6 +562,24 @@ TEST_F(SessionFixture, fix40_reject_names_the_tag_in_its_text) {
   EXPECT_FALSE(has_field(rj, "373"));
 }
 
+TEST_F(SessionFixture, fix40_header_tag_of_later_versions_is_rejected_before_body_faults) {
+  // OnBehalfOfLocationID (144) is a header field from FIX 4.1 on; FIX 4.0
+  // does not define it, and QuickFIX reports it with the header, ahead of the
+  // bad OrdType further on.
+  make(base_settings("FIX.4.0", "FIX40.xml"));
+  logon();
+  send("D", "115=JCD|116=CS|144=CHI|11=ID|21=3|38=100|40=w|54=1|55=INTC|");
+  std::string rj = out.pop();
+  EXPECT_EQ(field(rj, "58"), "Invalid tag number (144)");
+  EXPECT_EQ(field(rj, "128"), "JCD") << "the Reject is still routed back";
+  send("D", "128=JCD|129=CS|145=|11=ID|21=3|38=100|40=w|54=1|55=INTC|");
+  rj = out.pop();
+  EXPECT_EQ(field(rj, "58"), "Tag specified without a value (145)");
+  send("D", "11=ID|21=3|38=100|40=w|54=1|55=INTC|");
+  EXPECT_EQ(field(out.pop(), "58"), "Value is incorrect (out of range) for this tag (40)");
+  EXPECT_EQ(app.app_messages, 0u);
+}
+
 TEST_F(SessionFixture, fix42_reject_omits_reasons_fix42_does_not_define) {
   make(base_settings("FIX.4.2", "FIX42.xml"));
   logon();
@@ -817,6 +835,28 @@ TEST_F(SessionFixture, fixt_logon_carries_default_appl_ver_id_both_ways) {
   app.app_decision = Decision::unsupported_message_type();
   send("D", order_body("x"));
   EXPECT_EQ(field(out.pop(), "1137"), "9") << "QuickFIX puts DefaultApplVerID on its BusinessMessageReject";
+}
+
+TEST_F(SessionFixture, fixt_session_messages_are_checked_against_the_transport_dictionary_only) {
+  auto st = base_settings("FIXT.1.1", "FIXT11.xml");
+  st.app_dictionary = shared_dictionary("FIX50SP2.xml");
+  st.default_appl_ver_id = "FIX.5.0SP2";
+  make(st);
+  logon("98=0|108=30|1137=9|");
+  // 999 is an application field of FIX 5.0SP2 but no field of FIXT.1.1.
+  send("0", "999=HI|");
+  std::string rj = out.pop();
+  EXPECT_EQ(field(rj, "58"), "Invalid tag number");
+  EXPECT_EQ(field(rj, "371"), "999");
+  EXPECT_EQ(field(rj, "373"), "0");
+  // Text (58) is a FIXT.1.1 field, just not one of a Heartbeat.
+  send("0", "58=Text|");
+  rj = out.pop();
+  EXPECT_EQ(field(rj, "58"), "Tag not defined for this message type");
+  EXPECT_EQ(field(rj, "373"), "2");
+  // Application messages still use the application dictionary.
+  send("D", order_body("x"));
+  EXPECT_EQ(app.app_messages, 1u);
 }
 
 TEST_F(SessionFixture, fixt_logon_without_default_appl_ver_id_is_refused) {

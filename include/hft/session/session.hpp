@@ -299,7 +299,11 @@ class Session {
   [[nodiscard]] bool is_good_time(const codec::MessageView& msg) const noexcept;
   [[nodiscard]] bool is_correct_comp_id(const codec::MessageView& msg) const noexcept;
   void incr_target() noexcept;
-  [[nodiscard]] const codec::Validator& validator_for(const codec::MessageView& msg) const noexcept;
+  /// Dictionary validation of an inbound message: session messages of FIXT
+  /// against the transport dictionary, the rest against the session's
+  /// (combined) dictionary; a header tag another FIX version defines and this
+  /// one does not is reported in header order, ahead of body faults.
+  [[nodiscard]] codec::ValidationResult validate(const codec::MessageView& msg, bool admin) const noexcept;
 
   // Outbound
   struct Build;
@@ -351,6 +355,11 @@ class Session {
   std::shared_ptr<const codec::Dictionary> dictionary_;      // session / combined
   std::shared_ptr<const codec::Dictionary> app_dictionary_;  // FIXT app (may be null)
   std::unique_ptr<codec::Validator> validator_;
+  // FIXT: session-level messages are checked against the transport
+  // dictionary alone (a tag only the application dictionary knows is not a
+  // tag of a Heartbeat); null for the other versions.
+  std::shared_ptr<const codec::Dictionary> transport_dictionary_;
+  std::unique_ptr<codec::Validator> admin_validator_;
   bool validate_app_ = true;
   codec::FrameOptions frame_options_;
   codec::HeaderTemplate header_;
