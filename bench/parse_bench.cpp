@@ -142,6 +142,32 @@ void BM_ParseNewOrderSingle(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseNewOrderSingle);
 
+// Boundary: MessageView::parse() of a message the clean-message path leaves to
+// the general field loop (a Logon carrying RawData, 95/96, whose bytes include
+// SOH and '='): the cost of a message off the fast path.
+void BM_ParseLogonWithRawData(benchmark::State& state) {
+  pin();
+  std::string raw = "ab";
+  raw += kSoh;
+  raw += "c=d";
+  const std::string logon = with_trailer(
+      "FIXT.1.1", "35=A|34=1|49=CLIENT1|52=20261130-14:36:30.691|56=EXECUTOR|98=0|108=30|95=" +
+                      std::to_string(raw.size()) + "|96=" + raw + "|1137=9|");
+  const Input in(logon);
+  auto view = std::make_unique<MessageView>();
+  if (view->parse(in.view()) != ParseStatus::kOk) {
+    state.SkipWithError("logon did not parse");
+    return;
+  }
+  for (auto _ : state) {
+    std::string_view buffer = in.view();
+    benchmark::DoNotOptimize(buffer);
+    benchmark::DoNotOptimize(view->parse(buffer));
+  }
+  state.counters["fields"] = static_cast<double>(view->size());
+}
+BENCHMARK(BM_ParseLogonWithRawData);
+
 // Boundary: reading the fields an order handler needs after parse (O(1) finds
 // and typed conversions: 34, 11, 55, 54, 38, 44, 40, 60).
 void BM_ReadOrderFields(benchmark::State& state) {

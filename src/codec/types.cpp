@@ -20,7 +20,7 @@ std::string_view reject_reason_text(RejectReason reason) noexcept {
     case RejectReason::kXmlValidationError: return "XML Validation error";
     case RejectReason::kTagAppearsMoreThanOnce: return "Tag appears more than once";
     case RejectReason::kTagSpecifiedOutOfRequiredOrder: return "Tag specified out of required order";
-    case RejectReason::kRepeatingGroupFieldsOutOfOrder: return "Repeating group fields out of order";
+    case RejectReason::kRepeatingGroupFieldsOutOfOrder: return "Out of order repeating group members";
     case RejectReason::kIncorrectNumInGroupCount: return "Incorrect NumInGroup count for repeating group";
     case RejectReason::kNonDataValueIncludesFieldDelimiter: return "Non Data value includes field delimiter";
     case RejectReason::kInvalidUnsupportedApplVersion: return "Invalid or unsupported application version";

@@ -9,6 +9,15 @@
 // counted on first sight, with a bitset of member positions that also finds
 // repeated tags.
 //
+// Before that pass, a clean-message path answers "valid" for the common
+// message with one table lookup per field (detail::FastTables, compiled at
+// dictionary load): section order, first occurrence (through the parser's
+// index), value check, required fields as a 64-bit mask, groups walked by
+// member position (the delimiter is position 0). It never rejects: at the
+// first doubt it hands the message to the pass below, which finds the exact
+// fault. It checks everything with every option on, so its "valid" holds
+// whatever the options switch off.
+//
 // QuickFIX checks fields after sorting each section by tag, so when a message
 // has several faults it reports the one on the smallest tag. Here the pass is
 // in message order, and every fault gets a sort key (section, tag, position);
@@ -17,8 +26,11 @@
 
 #include "hft/codec/validator.hpp"
 
+#include <bit>
 #include <cstring>
 #include <limits>
+
+#include "codec/validation_tables.hpp"
 
 namespace hft::codec {
 
@@ -703,7 +715,450 @@ ValidationResult Pass::run() noexcept {
   return result;
 }
 
+// ------------------------------------------------------------ clean path
+
+using detail::FastEntry;
+using detail::FastGroup;
+using detail::FastMessage;
+using detail::FastTables;
+using detail::FieldSection;
+using detail::ValueCheck;
+
+constexpr std::size_t kNoClean = static_cast<std::size_t>(-1);
+
 }  // namespace
+
+// The parser's index, read directly: "field i is the first with its tag" is
+// then one load and one compare.
+struct detail::ViewIndex {
+  static const std::uint64_t* index(const MessageView& m) noexcept { return m.index_; }
+  static std::uint64_t generation(const MessageView& m) noexcept { return m.generation_; }
+};
+
+namespace {
+
+constexpr std::uint64_t kZeros = 0x3030303030303030ull;
+
+// Bytes [0, len) of the 8 loaded at v, the rest replaced by '0' (len 1..8).
+inline std::uint64_t digits_window(std::uint64_t x, std::size_t len) noexcept {
+  const std::uint64_t keep = len >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * len)) - 1;
+  return (x & keep) | (kZeros & ~keep);
+}
+
+// INT format (valid_int). Reads 8 bytes at once when the text has them.
+inline bool int_text(const char* v, std::size_t len, std::size_t avail) noexcept {
+  if (avail >= 8 && len <= 8) {
+    std::uint64_t x;
+    std::memcpy(&x, v, 8);
+    x = digits_window(x, len);
+    if ((x & 0xff) == '-') {
+      if (len == 1) return false;
+      x ^= '-' ^ '0';
+    }
+    return all_digits8(x);
+  }
+  return valid_int(std::string_view(v, len));
+}
+
+// FLOAT format (valid_float): as INT, with at most one '.' and a digit.
+inline bool float_text(const char* v, std::size_t len, std::size_t avail) noexcept {
+  if (avail >= 8 && len <= 8) {
+    std::uint64_t x;
+    std::memcpy(&x, v, 8);
+    x = digits_window(x, len);
+    if (all_digits8(x)) return true;  // the common price or quantity
+    std::size_t marks = 0;
+    if ((x & 0xff) == '-') {
+      x ^= '-' ^ '0';
+      marks = 1;
+    }
+    // Exact zero-byte test of x ^ "........": the '.' bytes.
+    const std::uint64_t t = x ^ 0x2e2e2e2e2e2e2e2eull;
+    const std::uint64_t dots =
+        ~(((t & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full) | t) & 0x8080808080808080ull;
+    const std::size_t dot_count = static_cast<std::size_t>(std::popcount(dots));
+    x ^= (dots >> 7) * ('.' ^ '0');
+    return dot_count <= 1 && marks + dot_count < len && all_digits8(x);
+  }
+  return valid_float(std::string_view(v, len));
+}
+
+// UTCTIMESTAMP (valid_utc_timestamp) with the two-digit fields read from the
+// loaded words instead of byte by byte.
+inline bool timestamp_text(const char* v, std::size_t len, std::size_t avail) noexcept {
+  if (len < 17 || len == 18 || len > 27) return false;
+  std::uint64_t date, time;
+  std::memcpy(&date, v, 8);
+  std::memcpy(&time, v + 9, 8);  // HH:MM:SS
+  constexpr std::uint64_t kColons = (std::uint64_t{':'} << 16) | (std::uint64_t{':'} << 40);
+  constexpr std::uint64_t kColonDigits = (std::uint64_t{'0'} << 16) | (std::uint64_t{'0'} << 40);
+  if (v[8] != '-' || (time & 0x0000ff0000ff0000ull) != kColons) return false;
+  time ^= kColons ^ kColonDigits;
+  if (!all_digits8(date) || !all_digits8(time)) return false;
+  // Byte k of (d * 10 + (d >> 8)) is the two-digit number at bytes k, k+1.
+  const std::uint64_t d = date & 0x0f0f0f0f0f0f0f0full, t = time & 0x0f0f0f0f0f0f0f0full;
+  const std::uint64_t dp = d * 10 + (d >> 8), tp = t * 10 + (t >> 8);
+  const unsigned month = (dp >> 32) & 0xff, day = (dp >> 48) & 0xff;
+  const unsigned hour = tp & 0xff, minute = (tp >> 24) & 0xff, second = (tp >> 48) & 0xff;
+  if (month - 1 > 11 || day - 1 > 30 || hour > 23 || minute > 59 || second > 60) return false;
+  if (len == 17) return true;
+  if (v[17] != '.') return false;
+  const std::size_t frac = len - 18;  // 1..9
+  if (avail >= 18 + 8 && frac <= 8) {
+    std::uint64_t f;
+    std::memcpy(&f, v + 18, 8);
+    return all_digits8(digits_window(f, frac));
+  }
+  return digits(std::string_view(v, len), 18, frac);
+}
+
+class CleanPath {
+ public:
+  CleanPath(const Dictionary& d, const FastTables& t, const MessageView& msg) noexcept
+      : d_(d),
+        t_(t),
+        text_(msg.text().data()),
+        text_size_(msg.text().size()),
+        fields_(&msg.field(0)),
+        n_(msg.size()),
+        enum_keys_(d.enum_keys_.data()),
+        index_(detail::ViewIndex::index(msg)),
+        generation_(detail::ViewIndex::generation(msg)) {}
+
+  bool run() noexcept;
+
+ private:
+  // The value of field `f` passes check `e.check` (not kAny or kGroup; the
+  // value is not empty). Inline: a call costs more than most checks. Reads
+  // the text through `this` so that the field loops keep their registers.
+  [[gnu::always_inline]] bool value_ok(const FastEntry& e, const Field& f) const noexcept {
+    // The most frequent checks first.
+    const std::size_t len = f.value_length;
+    const ValueCheck check = e.check;
+    if (check == ValueCheck::kEnumChar) {
+      const std::uint64_t* set = enum_keys_ + e.aux;
+      const auto c = static_cast<unsigned char>(text_[f.value_offset]);
+      return len == 1 && (set[c >> 6] >> (c & 63) & 1) != 0;
+    }
+    if (check == ValueCheck::kFloat)
+      return float_text(text_ + f.value_offset, len, text_size_ - f.value_offset);
+    if (check == ValueCheck::kInt) return int_text(text_ + f.value_offset, len, text_size_ - f.value_offset);
+    if (check == ValueCheck::kEnumHash) {
+      if (len > 8) return false;
+      const std::uint64_t* table = enum_keys_ + e.aux;
+      const std::uint64_t key = pack_value(text_, text_size_, f.value_offset, len);
+      const std::size_t mask = (std::size_t{1} << e.enum_bits) - 1;
+      for (std::size_t i = detail::hash_key(key) & mask;; i = (i + 1) & mask) {
+        const std::uint64_t k = table[i];
+        if (k == key) return true;
+        if (k == 0) return false;
+      }
+    }
+    if (check == ValueCheck::kTimestamp) {
+      return timestamp_text(text_ + f.value_offset, len, text_size_ - f.value_offset);
+    }
+    if (check == ValueCheck::kChar) return len == 1;
+    if (check == ValueCheck::kGeneric)
+      return generic_ok(f.tag, std::string_view(text_ + f.value_offset, len));
+    return true;  // kAny, kGroup
+  }
+
+  [[gnu::noinline]] bool generic_ok(int tag, std::string_view v) const noexcept {
+    const TagInfo info = d_.tag_info(tag);
+    return ((info.flags & TagInfo::kFormat) == 0 || value_has_type_format(info.check_type, v)) &&
+           ((info.flags & TagInfo::kEnum) == 0 || detail::enum_contains(d_, tag, info, v));
+  }
+
+  // Walks a group whose NumInGroup field is at `count_pos`; returns the
+  // position after it, or kNoClean.
+  std::size_t group(const FastGroup& g, std::size_t count_pos, int depth) const noexcept;
+
+  const Dictionary& d_;
+  const FastTables& t_;
+  const char* text_;
+  std::size_t text_size_;
+  const Field* fields_;
+  std::size_t n_;
+  const std::uint64_t* enum_keys_;
+  const std::uint64_t* index_;
+  std::uint64_t generation_;
+};
+
+std::size_t CleanPath::group(const FastGroup& g, std::size_t count_pos, int depth) const noexcept {
+  if (!g.usable || depth > kMaxGroupDepth) return kNoClean;
+  // The count: digits only (stricter than the INT format, so never "valid"
+  // where the general pass would not be).
+  const Field& c = fields_[count_pos];
+  if (c.value_length == 0 || c.value_length > 9) return kNoClean;
+  std::int64_t declared = 0;
+  for (std::size_t k = 0; k < c.value_length; ++k) {
+    const char ch = text_[c.value_offset + k];
+    if (!is_digit(ch)) return kNoClean;
+    declared = declared * 10 + (ch - '0');
+  }
+  if (g.count.check != ValueCheck::kAny && !value_ok(g.count, c)) return kNoClean;  // NoSides: 1 or 2
+  const std::uint16_t* position = g.position.data();
+  const std::size_t positions = g.position.size();
+  const FastEntry* entries = g.entries.data();
+  const std::uint64_t required = g.required;
+  std::size_t p = count_pos + 1;
+  std::int64_t entries_seen = 0;
+  // 1 + position of the previous member in the entry; before the first
+  // delimiter, above every position so that any other member fails.
+  unsigned previous = 0x10000;
+  std::uint64_t seen = required;  // no entry to complete before the first
+  while (p < n_) {
+    const Field& f = fields_[p];
+    const auto utag = static_cast<std::uint32_t>(f.tag);
+    const unsigned pos = utag < positions ? position[utag] : 0;  // 1 + member position
+    if (pos == 0) break;                                         // the group ends at the first non-member
+    if (pos == 1) {  // the delimiter (the first member) opens an entry
+      if ((seen & required) != required) return kNoClean;
+      ++entries_seen;
+      seen = 0;
+    } else if (pos <= previous) {
+      return kNoClean;  // before the first delimiter, out of order or repeated
+    }
+    previous = pos;
+    const FastEntry& e = entries[pos - 1];
+    seen |= e.required;
+    if (f.value_length == 0) return kNoClean;
+    if (e.check != ValueCheck::kAny) {
+      if (e.check == ValueCheck::kGroup) {
+        p = group(t_.groups[e.aux], p, depth + 1);
+        if (p == kNoClean) return kNoClean;
+        continue;
+      }
+      if (!value_ok(e, f)) return kNoClean;
+    }
+    ++p;
+  }
+  if ((seen & required) != required) return kNoClean;
+  return entries_seen == declared ? p : kNoClean;
+}
+
+bool CleanPath::run() noexcept {
+  if (n_ < 3 || fields_[0].tag != tag::kBeginString || fields_[1].tag != tag::kBodyLength ||
+      fields_[2].tag != tag::kMsgType) {
+    return false;
+  }
+  const Field& begin = fields_[0];
+  if (begin.value_length != t_.begin_string_size) return false;
+  if (t_.begin_string != 0) {
+    if (pack_value(text_, text_size_, begin.value_offset, begin.value_length) != t_.begin_string)
+      return false;
+  } else if (std::string_view(text_ + begin.value_offset, begin.value_length) != d_.begin_string()) {
+    return false;
+  }
+  const Field& type = fields_[2];
+  std::size_t message;
+  if (type.value_length == 1) {
+    const std::int16_t i = t_.by_char[static_cast<unsigned char>(text_[type.value_offset])];
+    if (i < 0) return false;
+    message = static_cast<std::size_t>(i);
+  } else {
+    const MessageDef* def = d_.message(std::string_view(text_ + type.value_offset, type.value_length));
+    if (def == nullptr) return false;
+    message = static_cast<std::size_t>(def - d_.messages().data());
+  }
+  const FastMessage& m = t_.messages[message];
+  if (!m.usable) return false;
+
+  const std::uint16_t* slot = m.slot.data();  // kIndexedTags entries
+  const FastEntry* entries = m.entries.data();
+  const std::uint64_t* index = index_;
+  const Field* f = fields_;
+  const Field* const end = fields_ + n_;
+  auto section = static_cast<unsigned>(FieldSection::kHeader);
+  std::uint64_t seen = 0;
+  std::uint64_t first = generation_;  // the index slot of a tag first seen at this field
+  constexpr std::uint64_t kNext = std::uint64_t{1} << 32;
+  while (f != end) {
+    const auto utag = static_cast<std::uint32_t>(f->tag);
+    if (utag >= static_cast<std::uint32_t>(MessageView::kIndexedTags)) return false;
+    // entries[0] (section kNone) stands for the tags this message does not
+    // have here. Sections in order, the first occurrence of the tag, a value.
+    const FastEntry& e = entries[slot[utag]];
+    const auto s = static_cast<unsigned>(e.section);
+    if (s < section) return false;
+    if (index[utag] != first) return false;
+    if (f->value_length == 0) return false;
+    section = s;
+    seen |= e.required;
+    if (e.check != ValueCheck::kAny) {
+      if (e.check == ValueCheck::kGroup) {
+        const std::size_t next = group(t_.groups[e.aux], static_cast<std::size_t>(f - fields_), 1);
+        if (next == kNoClean) return false;
+        f = fields_ + next;
+        first = generation_ | (std::uint64_t{next} << 32);
+        continue;
+      }
+      if (!value_ok(e, *f)) return false;
+    }
+    ++f;
+    first += kNext;
+  }
+  return (seen & m.required) == m.required;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::shared_ptr<const FastTables> build_fast_tables(const Dictionary& d) {
+  auto t = std::make_shared<FastTables>();
+  // The check for a member with these facts; the enum folds in the format
+  // only if every enum value has the format.
+  auto check_of = [&d](int tag, const TagInfo& info) {
+    const bool format = (info.flags & TagInfo::kFormat) != 0;
+    if ((info.flags & TagInfo::kEnum) != 0) {
+      if ((info.flags & (TagInfo::kMultiValue | TagInfo::kLongEnum)) != 0) return ValueCheck::kGeneric;
+      const FieldDef* f = d.field(tag);
+      if (f == nullptr) return ValueCheck::kGeneric;
+      for (const std::string& v : f->enum_values) {
+        if (format && !value_has_type_format(info.check_type, v)) return ValueCheck::kGeneric;
+      }
+      return info.enum_bits == 0 ? ValueCheck::kEnumChar : ValueCheck::kEnumHash;
+    }
+    if (!format) return ValueCheck::kAny;
+    switch (info.check_type) {
+      case FieldType::kInt:
+      case FieldType::kLength:
+      case FieldType::kNumInGroup:
+      case FieldType::kSeqNum:
+      case FieldType::kDayOfMonth:
+        return ValueCheck::kInt;
+      case FieldType::kFloat:
+      case FieldType::kQty:
+      case FieldType::kPrice:
+      case FieldType::kPriceOffset:
+      case FieldType::kAmt:
+      case FieldType::kPercentage:
+        return ValueCheck::kFloat;
+      case FieldType::kChar:
+        return ValueCheck::kChar;
+      case FieldType::kUtcTimestamp:
+        return ValueCheck::kTimestamp;
+      default:
+        return ValueCheck::kGeneric;
+    }
+  };
+  auto entry_of = [&](const FieldSet& set, std::size_t p, FieldSection section) {
+    FastEntry e;
+    const FieldSet::Member& member = set.members[p];
+    const TagInfo& info = set.member_info[p];
+    e.section = section;
+    if (member.group >= 0) {
+      // The count's format is checked by the walk (digits only).
+      e.check = ValueCheck::kGroup;
+      e.aux = static_cast<std::uint32_t>(member.group);
+    } else {
+      e.check = check_of(member.tag, info);
+      e.enum_bits = info.enum_bits;
+      e.aux = info.enum_offset;
+    }
+    return e;
+  };
+
+  const std::size_t group_count = d.groups().size();
+  t->groups.resize(group_count);
+  for (std::size_t gi = 0; gi < group_count; ++gi) {
+    const GroupDef& g = d.groups()[gi];
+    FastGroup& fg = t->groups[gi];
+    fg.position = g.fields.position_of;
+    const TagInfo count_info = d.tag_info(g.count_tag);
+    fg.count.check = check_of(g.count_tag, count_info);
+    fg.count.enum_bits = count_info.enum_bits;
+    fg.count.aux = count_info.enum_offset;
+    fg.usable = !g.fields.members.empty() && g.fields.sparse_positions.empty() &&
+                g.fields.member_info.size() == g.fields.members.size();
+    if (!fg.usable) continue;
+    for (std::size_t p = 0; p < g.fields.members.size(); ++p) {
+      FastEntry e = entry_of(g.fields, p, FieldSection::kBody);
+      if (g.fields.members[p].required) {
+        if (p >= 64)
+          fg.usable = false;
+        else
+          e.required = std::uint64_t{1} << p;
+      }
+      fg.required |= e.required;
+      fg.entries.push_back(e);
+    }
+  }
+
+  for (std::int16_t& c : t->by_char) c = -1;
+  t->begin_string_size = d.begin_string().size();
+  t->begin_string = d.begin_string().size() <= 8 ? pack_key(d.begin_string()) : 0;
+  const std::vector<MessageDef>& messages = d.messages();
+  t->messages.resize(messages.size());
+  for (std::size_t mi = 0; mi < messages.size(); ++mi) {
+    const MessageDef& def = messages[mi];
+    FastMessage& m = t->messages[mi];
+    if (def.msg_type.size() == 1)
+      t->by_char[static_cast<unsigned char>(def.msg_type[0])] = static_cast<std::int16_t>(mi);
+    m.usable = def.fields.member_info.size() == def.fields.members.size() &&
+               d.header().member_info.size() == d.header().members.size() &&
+               d.trailer().member_info.size() == d.trailer().members.size();
+    // Slots for every tag the parser indexes (find() is O(1) there), so
+    // that the field loop's bound is a constant.
+    m.slot.assign(MessageView::kIndexedTags, 0);
+    m.entries.emplace_back();  // slot 0: not a field of this message (section kNone)
+    unsigned bits = 0;
+    auto add = [&](const FieldSet& set, FieldSection section) {
+      for (std::size_t p = 0; p < set.members.size(); ++p) {
+        const FieldSet::Member& member = set.members[p];
+        const int tag = member.tag;
+        if (section == FieldSection::kBody &&
+            (d.tag_info(tag).flags & (TagInfo::kHeader | TagInfo::kTrailer)) != 0) {
+          // The general pass handles such a field as a header or trailer
+          // field, so a body requirement on it is never met there.
+          if (member.required) m.usable = false;
+          continue;
+        }
+        if (tag <= 0 || tag >= MessageView::kIndexedTags || m.slot[static_cast<std::size_t>(tag)] != 0)
+          continue;
+        FastEntry e = entry_of(set, p, section);
+        // Groups are walked in the body only.
+        if (section != FieldSection::kBody && e.check == ValueCheck::kGroup) e.section = FieldSection::kNone;
+        if (member.required) {
+          if (bits == 64)
+            m.usable = false;
+          else
+            e.required = std::uint64_t{1} << bits++;
+        }
+        m.required |= e.required;
+        if (m.entries.size() >= 0xffff) {
+          m.usable = false;
+          continue;
+        }
+        m.slot[static_cast<std::size_t>(tag)] = static_cast<std::uint16_t>(m.entries.size());
+        m.entries.push_back(e);
+      }
+    };
+    add(d.header(), FieldSection::kHeader);
+    add(d.trailer(), FieldSection::kTrailer);
+    add(def.fields, FieldSection::kBody);
+    // This table is only used for messages whose MsgType is this one, so the
+    // MsgType's own check is known here: drop it when it passes.
+    if (m.slot[tag::kMsgType] != 0) {
+      FastEntry& type = m.entries[m.slot[tag::kMsgType]];
+      const TagInfo type_info = d.tag_info(tag::kMsgType);
+      if ((type.check == ValueCheck::kEnumChar || type.check == ValueCheck::kEnumHash) &&
+          detail::enum_contains(d, tag::kMsgType, type_info, def.msg_type)) {
+        type.check = ValueCheck::kAny;
+      }
+    }
+    // A required field beyond the slots can never be seen here.
+    for (const FieldSet* set : {&d.header(), &d.trailer(), &def.fields}) {
+      for (const FieldSet::Member& member : set->members) {
+        if (member.required && (member.tag <= 0 || member.tag >= MessageView::kIndexedTags)) m.usable = false;
+      }
+    }
+  }
+  return t;
+}
+
+}  // namespace detail
 
 bool value_has_type_format(FieldType type, std::string_view value) noexcept {
   switch (type) {
@@ -735,9 +1190,23 @@ bool value_has_type_format(FieldType type, std::string_view value) noexcept {
   }
 }
 
-ValidationResult Validator::validate(const MessageView& message) const noexcept {
-  Pass pass(*dict_, options_, message);
+// Each path in its own function, so that neither burdens the other's
+// registers or stack frame.
+[[gnu::noinline]] bool detail::clean_message_valid(const Dictionary& d, const MessageView& message) noexcept {
+  const detail::FastTables* tables = d.validation_tables_.get();
+  return tables != nullptr && tables->messages.size() == d.messages().size() &&
+         CleanPath(d, *tables, message).run();
+}
+
+[[gnu::noinline]] ValidationResult detail::general_validation(const Dictionary& d, const ValidationOptions& o,
+                                                              const MessageView& message) noexcept {
+  Pass pass(d, o, message);
   return pass.run();
+}
+
+ValidationResult Validator::validate(const MessageView& message) const noexcept {
+  if (detail::clean_message_valid(*dict_, message)) return {};
+  return detail::general_validation(*dict_, options_, message);
 }
 
 }  // namespace hft::codec

@@ -174,6 +174,7 @@ struct MessageDef {
 class Dictionary;
 
 namespace detail {
+struct FastTables;  // validation tables compiled at load (src/codec/validation_tables.hpp)
 /// Packs a value of 1..8 bytes into a u64 key (little-endian, zero padded).
 /// Values cannot contain NUL, so the packing is unambiguous and never 0.
 [[nodiscard]] inline std::uint64_t pack_key(std::string_view v) noexcept {
@@ -273,6 +274,10 @@ class Dictionary {
   std::vector<GroupDef> groups_;
   std::vector<TagInfo> tag_info_;         ///< tag -> TagInfo, same size as field_index_
   std::vector<std::uint64_t> enum_keys_;  ///< open-addressing tables of packed enum values
+  /// Per message type and group, what the validator checks per field, compiled
+  /// from the tables above when they are final; null until then (the
+  /// validator then takes its general pass for every message).
+  std::shared_ptr<const detail::FastTables> validation_tables_;
 };
 
 }  // namespace hft::codec

@@ -101,6 +101,8 @@ enum class ParseStatus : std::int8_t {
 
 namespace detail {
 struct TagTables;  // per-tag facts the field loop needs (parser.cpp)
+struct ViewIndex;  // the validator's read access to the tag index (validator.cpp)
+struct ParseAccess;  // tests: the general field loop alone, to compare with parse()
 }  // namespace detail
 
 /// A parsed view of one message. Holds no copy of the text: the text must
@@ -144,7 +146,13 @@ class MessageView {
 
   /// Position of the first field with `tag`, or -1. O(1) for
   /// 0 <= tag < kIndexedTags, a linear scan otherwise.
-  [[nodiscard]] int find(int tag) const noexcept;
+  [[nodiscard]] int find(int tag) const noexcept {
+    if (static_cast<unsigned>(tag) < static_cast<unsigned>(kIndexedTags)) {
+      const std::uint64_t slot = index_[tag];
+      return static_cast<std::uint32_t>(slot) == generation_ ? static_cast<int>(slot >> 32) : -1;
+    }
+    return find_from(tag, 0);
+  }
   /// Position of the first field with `tag` at or after position `from`, or -1.
   [[nodiscard]] int find_from(int tag, std::size_t from) const noexcept;
   [[nodiscard]] bool has(int tag) const noexcept { return find(tag) >= 0; }
@@ -165,6 +173,12 @@ class MessageView {
   [[nodiscard]] bool get_timestamp(int tag, std::int64_t& epoch_ns) const noexcept;
 
  private:
+  friend struct detail::ViewIndex;
+  friend struct detail::ParseAccess;
+  // The general field loop from byte `start`, fields [0, start_count) being
+  // read and indexed already.
+  ParseStatus parse_general(const char* p, std::size_t n, std::size_t start, std::size_t start_count) noexcept;
+
   std::string_view text_;
   std::size_t count_ = 0;
   // index_[tag]: generation in the low 32 bits, field position in the high
