@@ -56,16 +56,20 @@ constexpr std::array kSchema = {
             .description = "First day of a weekly session; needs EndDay."},
     KeySpec{.name = "EndDay", .type = T::kDay, .description = "Last day of a weekly session; needs StartDay."},
     KeySpec{.name = "LogonTime", .type = T::kTimeOfDay,
-            .description = "Initiator: earliest time to log on, within StartTime..EndTime. Default: StartTime."},
+            .description = "Start of the daily (or, with LogonDay, weekly) window in which logons are allowed, "
+                           "within StartTime..EndTime. Outside LogonTime..LogoutTime an initiator does not "
+                           "connect and an acceptor refuses connections. Default: StartTime."},
     KeySpec{.name = "LogoutTime", .type = T::kTimeOfDay,
-            .description = "Time to log out, within StartTime..EndTime. Default: EndTime."},
+            .description = "End of the logon window, within StartTime..EndTime: a logged-on session logs out "
+                           "then (sequence numbers are kept until EndTime). Default: EndTime."},
     KeySpec{.name = "LogonDay", .type = T::kDay, .description = "Weekly sessions: day of LogonTime. Default: StartDay."},
     KeySpec{.name = "LogoutDay", .type = T::kDay, .description = "Weekly sessions: day of LogoutTime. Default: EndDay."},
     KeySpec{.name = "TimeZone", .type = T::kTimeZone,
             .description = "Time zone of the schedule times (IANA name such as America/New_York). Default: UTC. "
                            "Not together with UseLocalTime=Y."},
     KeySpec{.name = "UseLocalTime", .type = T::kBool, .default_value = "N",
-            .description = "Schedule times are in the host's local time instead of UTC."},
+            .description = "Schedule and logon times are in the host's local time zone ($TZ, else "
+                           "/etc/localtime) instead of UTC."},
     KeySpec{.name = "NonStopSession", .type = T::kBool, .default_value = "N",
             .description = "Y: the session never ends; StartTime/EndTime are not needed."},
 
@@ -90,9 +94,14 @@ constexpr std::array kSchema = {
     KeySpec{.name = "ResetOnDisconnect", .type = T::kBool, .default_value = "N",
             .description = "Reset both sequence numbers to 1 after any disconnect."},
     KeySpec{.name = "SendResetSeqNumFlag", .type = T::kBool, .default_value = "N",
-            .description = "Initiator: send ResetSeqNumFlag (141=Y) in Logon without resetting at other times."},
+            .description = "Initiator only (an error on an acceptor): reset both sequence numbers to 1 and "
+                           "send ResetSeqNumFlag (141=Y) in every Logon it sends, as ResetOnLogon does for an "
+                           "initiator."},
     KeySpec{.name = "RefreshOnLogon", .type = T::kBool, .default_value = "N",
-            .description = "Reload sequence numbers from the journal at Logon (for a hot standby taking over)."},
+            .description = "Not supported: the store caches its sequence numbers and is not reloaded at Logon; "
+                           "a standby takes over by starting its engine on the journal once the primary has "
+                           "stopped.",
+            .support = S::kUnsupported},
     KeySpec{.name = "SendRedundantResendRequests", .type = T::kBool, .default_value = "N",
             .description = "Send a ResendRequest for a gap even if one covering it is outstanding."},
     KeySpec{.name = "ResendRequestChunkSize", .type = T::kInt, .default_value = "0",
@@ -124,8 +133,9 @@ constexpr std::array kSchema = {
     KeySpec{.name = "TransportDataDictionary", .type = T::kPath,
             .description = "QuickFIX XML dictionary of the FIXT.1.1 session layer."},
     KeySpec{.name = "AppDataDictionary", .type = T::kPath,
-            .description = "FIXT.1.1 application dictionary; AppDataDictionary.<version> (e.g. "
-                           "AppDataDictionary.FIX.5.0SP2) adds one per application version.",
+            .description = "FIXT.1.1 application dictionary. AppDataDictionary.<version> (e.g. "
+                           "AppDataDictionary.FIX.5.0SP2) is accepted for the DefaultApplVerID's version only: "
+                           "a session validates one application version, so another version is an error.",
             .qualified = true},
     KeySpec{.name = "ValidateLengthAndChecksum", .type = T::kBool, .default_value = "Y",
             .description = "Drop messages whose BodyLength or CheckSum is wrong."},
@@ -280,8 +290,13 @@ constexpr std::array kSchema = {
             .description = "Period of the sessions' timer checks (heartbeats, TestRequest, logon and logout "
                            "timeouts, schedule).",
             .min = 1, .max = 1000, .unit_ns = kMilli, .scope = kEngine},
+    KeySpec{.name = "SocketCloseTimeoutMs", .type = T::kDuration, .default_value = "2000",
+            .description = "Longest time a closing connection keeps sending what is queued (a Logout or Reject "
+                           "behind a slow reader) before the socket is closed anyway; 0: close at once and drop "
+                           "it.",
+            .min = 0, .max = 60'000, .unit_ns = kMilli, .scope = kEngine},
     KeySpec{.name = "EngineThreadCore", .type = T::kInt, .default_value = "-1",
-            .description = "CPU to pin the engine thread to; -1: not pinned.", .min = -1, .max = 4095,
+            .description = "CPU to pin the engine thread (the one calling Engine::run) to; -1: not pinned.", .min = -1, .max = 4095,
             .scope = kEngine},
     KeySpec{.name = "JournalThreadCore", .type = T::kInt, .default_value = "-1",
             .description = "CPU to pin the journal helper thread to; -1: not pinned.", .min = -1, .max = 4095,
@@ -290,10 +305,15 @@ constexpr std::array kSchema = {
             .description = "Connections open at once (slots preallocated at start; more are refused).",
             .min = 1, .max = 65536, .scope = kEngine},
     KeySpec{.name = "LogLevel", .type = T::kEnum, .default_value = "info",
-            .description = "Least severe event logged.", .choices = "trace|debug|info|warn|error|off",
+            .description = "Least severe event logged (`trace` is `debug`; `off`: none). Filters the "
+                           "application's own logger too when set.",
+            .choices = "trace|debug|info|warn|error|off",
             .scope = kEngine},
     KeySpec{.name = "LogFile", .type = T::kPath,
-            .description = "File for the engine's event log. Default: standard error.", .scope = kEngine},
+            .description = "File the engine appends its event log to (as well as to the application's logger, "
+                           "if it passes one); a file that cannot be opened stops the start. Default: standard "
+                           "error when the application passes no logger.",
+            .scope = kEngine},
     KeySpec{.name = "HttpAcceptPort", .type = T::kPort,
             .description = "Accepted and ignored: QuickFIX's HTTP status page.", .min = 0, .max = 65535,
             .scope = kEngine, .support = S::kIgnored},

@@ -1,12 +1,16 @@
 #include "hft/engine/engine.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "hft/codec/parser.hpp"
 #include "hft/core/clock.hpp"
+#include "hft/core/cpu.hpp"
 #include "hft/core/idle.hpp"
+#include "hft/engine/log.hpp"
 #include "hft/engine/session_config.hpp"
 #include "hft/store/journal_service.hpp"
 #include "hft/store/message_store.hpp"
@@ -16,6 +20,67 @@
 #include "hft/transport/reactor.hpp"
 
 namespace hft::engine {
+
+namespace {
+
+// The engine's event log: LogLevel filters, LogFile (or standard error when
+// the application gives no logger) receives, and the application's logger,
+// if any, receives too.
+class EngineLogger final : public session::Logger {
+ public:
+  EngineLogger(session::Logger* user, std::unique_ptr<StreamLogger> own, int min_level) noexcept
+      : user_(user), own_(std::move(own)), min_level_(min_level) {}
+
+  [[nodiscard]] bool enabled(session::LogLevel level) const noexcept override {
+    if (static_cast<int>(level) < min_level_) return false;
+    return (user_ != nullptr && user_->enabled(level)) || (own_ != nullptr && own_->enabled(level));
+  }
+  void log(session::LogLevel level, const session::SessionID& session,
+           std::string_view text) noexcept override {
+    if (static_cast<int>(level) < min_level_) return;
+    if (user_ != nullptr && user_->enabled(level)) user_->log(level, session, text);
+    if (own_ != nullptr && own_->enabled(level)) own_->log(level, session, text);
+  }
+
+ private:
+  session::Logger* user_;
+  std::unique_ptr<StreamLogger> own_;
+  int min_level_;  // session::LogLevel as int; above kError: off
+};
+
+// LogLevel as a minimum session::LogLevel (as int): trace and debug are the
+// session's debug level; off is above every level.
+int min_log_level(std::string_view name) noexcept {
+  if (name == "trace" || name == "debug") return static_cast<int>(session::LogLevel::kDebug);
+  if (name == "warn") return static_cast<int>(session::LogLevel::kWarn);
+  if (name == "error") return static_cast<int>(session::LogLevel::kError);
+  if (name == "off") return static_cast<int>(session::LogLevel::kError) + 1;
+  return static_cast<int>(session::LogLevel::kInfo);
+}
+
+Expected<std::unique_ptr<session::Logger>> make_logger(const Config& config, session::Logger* user) {
+  const Section& d = config.defaults();
+  auto level_name = d.get_string("LogLevel");
+  if (!level_name) return level_name.error();
+  const int min_level = min_log_level(*level_name);
+  // A logger of the application's own is filtered only when LogLevel is set.
+  const int user_min = d.has("LogLevel") ? min_level : 0;
+  const auto stream_level = static_cast<session::LogLevel>(std::min(min_level, 3));
+  std::unique_ptr<StreamLogger> own;
+  if (d.has("LogFile")) {
+    auto path = d.get_string("LogFile");
+    if (!path) return path.error();
+    auto opened = StreamLogger::open(*path, stream_level);
+    if (!opened) return Error{d.where("LogFile") + ": LogFile: " + opened.error().message};
+    own = std::move(*opened);
+  } else if (user == nullptr) {
+    own = std::make_unique<StreamLogger>(stream_level);
+  }
+  return std::unique_ptr<session::Logger>(
+      std::make_unique<EngineLogger>(user, std::move(own), user != nullptr ? user_min : min_level));
+}
+
+}  // namespace
 
 // One configured session with its store, its output and (while connected)
 // its connection.
@@ -40,11 +105,25 @@ struct Engine::Slot final : session::Output {
                           "outbound buffer full (peer not reading): closing the connection; "
                           "unsent messages are resent after the next logon");
       }
-      connection->close();
+      // Abortive: what is queued is incomplete anyway and the peer is not
+      // reading, so waiting for a drain would only delay the reconnect.
+      connection->abort();
     }
   }
+  // Graceful: the session's last words (Logout, Reject) are queued behind
+  // everything else and must reach the peer before the socket closes.
   void disconnect(session::DisconnectReason) noexcept override {
     if (connection != nullptr) connection->close();
+  }
+
+  // LogonTime..LogoutTime (LogonDay/LogoutDay), when configured: outside it
+  // an initiator does not connect, an acceptor refuses the connection and a
+  // logged-on session logs out.
+  std::optional<session::Schedule> logon_window;
+  bool outside_window = false;  // the engine has closed the session for the window
+
+  [[nodiscard]] bool logon_allowed(std::int64_t utc_ns) const noexcept {
+    return !logon_window || logon_window->is_open(utc_ns);
   }
 };
 
@@ -84,13 +163,26 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
 
   void on_tick(std::int64_t) noexcept override {
     const auto now = Engine::now();
-    for (auto& slot : engine_.slots_) slot->session->on_timer(now);
+    for (auto& slot : engine_.slots_) {
+      if (slot->logon_window) engine_.apply_logon_window(*slot, now);
+      slot->session->on_timer(now);
+    }
   }
 
  private:
   void bind(Slot& slot, transport::Connection& c) noexcept {
     slot.connection = &c;
     c.set_context(&slot);
+    // SocketBusyPoll (CAP_NET_ADMIN) and friends: the connection works
+    // without them, but the user asked for them, so the refusal is logged.
+    if (const transport::OptionError e = c.option_error();
+        e && engine_.log_ != nullptr && engine_.log_->enabled(session::LogLevel::kWarn)) {
+      char line[160];
+      const int n =
+          std::snprintf(line, sizeof line, "socket option %s refused: %s", e.option, std::strerror(e.error));
+      engine_.log_->log(session::LogLevel::kWarn, slot.session->id(),
+                        std::string_view(line, n > 0 ? static_cast<std::size_t>(n) : 0));
+    }
     slot.session->on_connected(Engine::now());
   }
 
@@ -106,7 +198,7 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
     if (!session::peek_route(data.substr(0, framed.size), key)) {
       ++engine_.stats_.garbled_first_message;
       log(session::LogLevel::kWarn, "closing connection: first message names no session");
-      c.close();
+      c.abort();
       return nullptr;
     }
     const std::uint16_t port = c.listener() != nullptr ? c.listener()->port() : 0;
@@ -127,6 +219,12 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
     if (found->connection != nullptr) {
       ++engine_.stats_.duplicate_refused;
       log_route("refusing second connection for session", key);
+      c.close();
+      return nullptr;
+    }
+    if (!found->logon_allowed(Engine::now().utc_ns)) {
+      ++engine_.stats_.outside_logon_time_refused;
+      log_route("refusing connection outside LogonTime..LogoutTime for session", key);
       c.close();
       return nullptr;
     }
@@ -166,14 +264,20 @@ Engine::~Engine() {
 session::Instant Engine::now() noexcept { return session::Instant{core::realtime_ns(), core::monotonic_ns()}; }
 
 Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, session::Application& app,
-                                                 session::Logger* log) {
+                                                 session::Logger* user_log) {
   std::unique_ptr<Engine> engine(new Engine());
-  engine->log_ = log;
+  auto logger = make_logger(config, user_log);
+  if (!logger) return logger.error();
+  engine->log_owner_ = std::move(*logger);
+  engine->log_ = engine->log_owner_.get();
+  session::Logger* log = engine->log_;
   engine->handler_ = std::make_unique<Handler>(*engine);
 
   auto reactor_opts = reactor_options(config);
   if (!reactor_opts) return reactor_opts.error();
   engine->idle_ = reactor_opts->idle;
+  engine->cpu_ = reactor_opts->cpu;
+  engine->close_timeout_ns_ = reactor_opts->close_timeout_ns;
   auto reactor = transport::Reactor::create(*reactor_opts);
   if (!reactor) return Error{config.file() + ": " + reactor.error().message};
   engine->reactor_ = std::move(*reactor);
@@ -185,6 +289,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, session::
     if (!setup) return setup.error();
     auto slot = std::make_unique<Slot>();
     slot->engine = engine.get();
+    slot->logon_window = setup->logon_window;
 
     const auto now = Engine::now();
     std::unique_ptr<store::MessageStore> message_store;
@@ -229,6 +334,11 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, session::
       if (!connector) return Error{section.where("SocketConnectHost") + ": " + connector.error().message};
       slot->connector = *connector;
       slot->connector->set_context(slot.get());
+      // Outside LogonTime..LogoutTime the first attempt must not happen.
+      if (!slot->logon_allowed(now.utc_ns)) {
+        slot->connector->disable();
+        slot->outside_window = true;
+      }
     } else {
       auto opts = listener_options(section);
       if (!opts) return opts.error();
@@ -258,7 +368,36 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, session::
 
 int Engine::poll() noexcept { return reactor_->do_work(); }
 
+void Engine::apply_logon_window(Slot& slot, const session::Instant& now) noexcept {
+  const bool allowed = slot.logon_allowed(now.utc_ns);
+  if (allowed && slot.outside_window) {
+    slot.outside_window = false;
+    slot.session->enable();
+    if (slot.connector != nullptr) slot.connector->enable();
+    if (log_ != nullptr && log_->enabled(session::LogLevel::kInfo)) {
+      log_->log(session::LogLevel::kInfo, slot.session->id(), "LogonTime reached: logons allowed");
+    }
+  } else if (!allowed && !slot.outside_window) {
+    slot.outside_window = true;
+    if (log_ != nullptr && log_->enabled(session::LogLevel::kInfo)) {
+      log_->log(session::LogLevel::kInfo, slot.session->id(), "LogoutTime reached: logging out");
+    }
+    if (slot.connector != nullptr) slot.connector->disable();
+    if (slot.session->is_logged_on()) {
+      slot.session->logout("", now);
+    } else if (slot.connection != nullptr) {
+      slot.connection->close();
+    }
+  }
+}
+
 void Engine::run() {
+  // EngineThreadCore: the thread that runs the loop is the engine thread.
+  if (!core::pin_current_thread(cpu_) && log_ != nullptr && log_->enabled(session::LogLevel::kError)) {
+    static const session::SessionID kEngine{"", "engine", "", ""};
+    log_->log(session::LogLevel::kError, kEngine,
+              "EngineThreadCore: cannot pin the engine thread to CPU " + std::to_string(cpu_));
+  }
   core::IdleStrategy idle(idle_);
   while (!stop_.load(std::memory_order_acquire)) idle.idle(poll());
   std::int64_t timeout_ns = 0;
@@ -275,14 +414,22 @@ void Engine::logout_all(std::int64_t timeout_ns) {
     if (slot->session->is_logged_on()) slot->session->logout("", start);
     else if (slot->connection != nullptr) slot->connection->close();
   }
+  auto any_connected = [&] {
+    return std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->connection != nullptr; });
+  };
   core::IdleStrategy idle(core::IdleKind::kBackoff);
-  while (now().mono_ns - start.mono_ns < timeout_ns) {
-    const bool any = std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->connection != nullptr; });
-    if (!any) break;
-    idle.idle(poll());
-  }
+  while (now().mono_ns - start.mono_ns < timeout_ns && any_connected()) idle.idle(poll());
+  // Sessions still connected: closed gracefully too, so that what they
+  // queued (their Logout) still goes out; the reactor ends each drain by
+  // SocketCloseTimeoutMs at the latest.
   for (auto& slot : slots_) {
     if (slot->connection != nullptr) slot->connection->close();
+  }
+  const auto closing = now();
+  while (now().mono_ns - closing.mono_ns < close_timeout_ns_ + 100'000'000 && any_connected())
+    idle.idle(poll());
+  for (auto& slot : slots_) {
+    if (slot->connection != nullptr) slot->connection->abort();
   }
   poll();
   for (auto& slot : slots_) (void)slot->store->flush();

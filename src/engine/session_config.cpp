@@ -1,6 +1,11 @@
 #include "hft/engine/session_config.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 namespace hft::engine {
 namespace {
@@ -21,7 +26,40 @@ Expected<void> get_optional_bool(const Section& s, std::string_view key, T& out)
   return {};
 }
 
+Expected<session::TimeZone> read_zone_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot read the time zone file"};
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return session::TimeZone::parse(bytes.str(), path);
+}
+
+// QuickFIX's TimeRange::isInRange for times of day: inside start..end,
+// across midnight when end < start; start == end is the whole day.
+bool time_in_daily_range(std::int32_t t, std::int32_t start, std::int32_t end) noexcept {
+  if (start == end) return true;
+  if (start < end) return t >= start && t <= end;
+  return t >= start || t <= end;
+}
+
 }  // namespace
+
+Expected<session::TimeZone> local_time_zone() {
+  const char* tz = std::getenv("TZ");
+  if (tz != nullptr && *tz != '\0') {
+    std::string_view name(tz);
+    if (name.front() == ':') name.remove_prefix(1);
+    if (!name.empty() && name.front() == '/') return read_zone_file(std::string(name));
+    auto zone = session::TimeZone::load(name);
+    if (zone) return zone;
+    auto rule = session::TimeZone::from_posix(name);
+    if (rule) return rule;
+    return Error{"TZ=" + std::string(tz) + ": " + zone.error().message};
+  }
+  struct stat st {};
+  if (::stat("/etc/localtime", &st) == 0) return read_zone_file("/etc/localtime");
+  return session::TimeZone{};
+}
 
 Expected<std::shared_ptr<const codec::Dictionary>> DictionaryCache::get(const std::string& path,
                                                                         const std::string& where) {
@@ -67,7 +105,20 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
   HFT_GET(st.reset_on_logon, s.get_bool("ResetOnLogon"));
   HFT_GET(st.reset_on_logout, s.get_bool("ResetOnLogout"));
   HFT_GET(st.reset_on_disconnect, s.get_bool("ResetOnDisconnect"));
-  HFT_GET(st.refresh_on_logon, s.get_bool("RefreshOnLogon"));
+  // SendResetSeqNumFlag: the initiator resets to 1 and sends 141=Y on each
+  // Logon it sends, which is what the session does with ResetOnLogon; an
+  // acceptor already echoes a peer's 141=Y, so asking it to send one is a
+  // configuration slip.
+  bool send_reset = false;
+  HFT_GET(send_reset, s.get_bool("SendResetSeqNumFlag"));
+  if (send_reset) {
+    if (!st.initiator) {
+      return Error{
+          s.where("SendResetSeqNumFlag") +
+          ": SendResetSeqNumFlag: initiator only (an acceptor answers a 141=Y Logon with 141=Y by itself)"};
+    }
+    st.reset_on_logon = true;
+  }
   HFT_GET(st.send_next_expected_msg_seq_num, s.get_bool("SendNextExpectedMsgSeqNum"));
   HFT_GET(st.send_redundant_resend_requests, s.get_bool("SendRedundantResendRequests"));
   HFT_GET(i, s.get_int("ResendRequestChunkSize"));
@@ -115,42 +166,122 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
       HFT_GET(path, s.get_string(transport_key));
       HFT_GET(st.dictionary, dictionaries.get(path, s.where(transport_key) + ": " + transport_key));
     }
-    if (fixt && s.has("AppDataDictionary")) {
-      std::string path;
-      HFT_GET(path, s.get_string("AppDataDictionary"));
-      HFT_GET(st.app_dictionary, dictionaries.get(path, s.where("AppDataDictionary") + ": AppDataDictionary"));
+    if (fixt) {
+      // One application dictionary per session (the session validates one
+      // application version): AppDataDictionary, or the
+      // AppDataDictionary.<version> of DefaultApplVerID.
+      const std::string_view default_code = session::appl_ver_id_code(st.default_appl_ver_id);
+      std::string chosen_key = s.has("AppDataDictionary") ? "AppDataDictionary" : "";
+      for (const Setting& v : s.settings()) {
+        if (v.key.rfind("AppDataDictionary.", 0) != 0) continue;
+        const std::string version = v.key.substr(std::string_view("AppDataDictionary.").size());
+        const std::string_view code = session::appl_ver_id_code(version);
+        const std::string where = s.file() + ":" + std::to_string(v.line) + ": " + v.key + ": ";
+        if (code.empty()) return Error{where + "unknown application version \"" + version + "\""};
+        if (code != default_code) {
+          return Error{where + "libhft validates one application version per session, DefaultApplVerID (" +
+                       st.default_appl_ver_id + "): a dictionary for " + version + " cannot be used"};
+        }
+        if (!chosen_key.empty() && chosen_key != v.key) {
+          return Error{where + "the application dictionary is already given by " + chosen_key};
+        }
+        chosen_key = v.key;
+      }
+      if (!chosen_key.empty()) {
+        std::string path;
+        HFT_GET(path, s.get_string(chosen_key));
+        HFT_GET(st.app_dictionary, dictionaries.get(path, s.where(chosen_key) + ": " + chosen_key));
+      }
     }
   }
 
   // Schedule.
   bool non_stop = false;
   HFT_GET(non_stop, s.get_bool("NonStopSession"));
-  if (!non_stop && (s.has("StartTime") || s.has("EndTime"))) {
+  bool local_time = false;
+  HFT_GET(local_time, s.get_bool("UseLocalTime"));
+  session::TimeZone zone;
+  if (local_time) {
+    auto local = local_time_zone();
+    if (!local) return Error{s.where("UseLocalTime") + ": UseLocalTime: " + local.error().message};
+    zone = *local;
+  } else if (s.has("TimeZone")) {
+    std::string zone_name;
+    HFT_GET(zone_name, s.get_string("TimeZone"));
+    auto loaded = session::TimeZone::load(zone_name);
+    if (!loaded) return Error{s.where("TimeZone") + ": TimeZone: " + loaded.error().message};
+    zone = *loaded;
+  }
+  std::string start_time, end_time, start_day, end_day;
+  const bool scheduled = !non_stop && (s.has("StartTime") || s.has("EndTime"));
+  const bool weekly = s.has("StartDay") || s.has("EndDay");
+  if (scheduled) {
     if (!s.has("StartTime") || !s.has("EndTime")) {
       const char* missing = s.has("StartTime") ? "EndTime" : "StartTime";
       return Error{s.where(missing) + ": " + missing + ": required with " +
                    (s.has("StartTime") ? "StartTime" : "EndTime") + " (or set NonStopSession=Y)"};
     }
-    std::string start_time, end_time, zone_name = "UTC";
     HFT_GET(start_time, s.get_string("StartTime"));
     HFT_GET(end_time, s.get_string("EndTime"));
-    if (s.has("TimeZone")) HFT_GET(zone_name, s.get_string("TimeZone"));
-    auto zone = session::TimeZone::load(zone_name);
-    if (!zone) return Error{s.where("TimeZone") + ": TimeZone: " + zone.error().message};
-    if (s.has("StartDay") || s.has("EndDay")) {
+    if (weekly) {
       if (!s.has("StartDay") || !s.has("EndDay")) {
         return Error{s.where(s.has("StartDay") ? "EndDay" : "StartDay") + ": StartDay and EndDay go together"};
       }
-      std::string start_day, end_day;
       HFT_GET(start_day, s.get_string("StartDay"));
       HFT_GET(end_day, s.get_string("EndDay"));
-      auto sched = session::Schedule::weekly(start_day, start_time, end_day, end_time, *zone);
+      auto sched = session::Schedule::weekly(start_day, start_time, end_day, end_time, zone);
       if (!sched) return Error{s.where("StartDay") + ": schedule: " + sched.error().message};
       st.schedule = *sched;
     } else {
-      auto sched = session::Schedule::daily(start_time, end_time, *zone);
+      auto sched = session::Schedule::daily(start_time, end_time, zone);
       if (!sched) return Error{s.where("StartTime") + ": schedule: " + sched.error().message};
       st.schedule = *sched;
+    }
+  }
+
+  // Logon window (QuickFIX's LogonTime/LogoutTime/LogonDay/LogoutDay):
+  // defaults are the session's StartTime/EndTime/StartDay/EndDay.
+  if (s.has("LogonTime") || s.has("LogoutTime") || s.has("LogonDay") || s.has("LogoutDay")) {
+    std::string logon_time = start_time, logout_time = end_time, logon_day = start_day, logout_day = end_day;
+    if (s.has("LogonTime")) HFT_GET(logon_time, s.get_string("LogonTime"));
+    if (s.has("LogoutTime")) HFT_GET(logout_time, s.get_string("LogoutTime"));
+    if (s.has("LogonDay")) HFT_GET(logon_day, s.get_string("LogonDay"));
+    if (s.has("LogoutDay")) HFT_GET(logout_day, s.get_string("LogoutDay"));
+    for (const auto& [key, value] :
+         {std::pair<const char*, std::string*>{"LogonTime", &logon_time}, {"LogoutTime", &logout_time}}) {
+      if (value->empty()) {
+        return Error{s.where(key) + ": " + key + ": required with " +
+                     (std::string(key) == "LogonTime" ? "LogoutTime" : "LogonTime") +
+                     " when the session has no StartTime/EndTime (NonStopSession=Y)"};
+      }
+    }
+    if (logon_day.empty() != logout_day.empty()) {
+      const char* missing = logon_day.empty() ? "LogonDay" : "LogoutDay";
+      return Error{s.where(logon_day.empty() ? "LogoutDay" : "LogonDay") + ": " + missing +
+                   ": LogonDay and LogoutDay go together (or come from StartDay/EndDay)"};
+    }
+    if (scheduled && !weekly) {
+      // QuickFIX: "LogonTime must be between StartTime and EndTime".
+      std::int32_t start = 0, end = 0, t = 0;
+      (void)session::parse_time_of_day(start_time, start);
+      (void)session::parse_time_of_day(end_time, end);
+      for (const auto& [key, value] :
+           {std::pair<const char*, std::string*>{"LogonTime", &logon_time}, {"LogoutTime", &logout_time}}) {
+        (void)session::parse_time_of_day(*value, t);
+        if (!time_in_daily_range(t, start, end)) {
+          return Error{s.where(key) + ": " + key + ": " + *value + " is not between StartTime (" +
+                       start_time + ") and EndTime (" + end_time + ")"};
+        }
+      }
+    }
+    if (logon_day.empty()) {
+      auto window = session::Schedule::daily(logon_time, logout_time, zone);
+      if (!window) return Error{s.where("LogonTime") + ": LogonTime: " + window.error().message};
+      out.logon_window = *window;
+    } else {
+      auto window = session::Schedule::weekly(logon_day, logon_time, logout_day, logout_time, zone);
+      if (!window) return Error{s.where("LogonDay") + ": LogonDay: " + window.error().message};
+      out.logon_window = *window;
     }
   }
 

@@ -1,6 +1,8 @@
 #include "hft/transport/connection.hpp"
 
+#include <linux/sockios.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -8,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "hft/core/clock.hpp"
 #include "hft/transport/handler.hpp"
 #include "hft/transport/reactor.hpp"
 
@@ -25,6 +28,10 @@ std::string_view to_string(CloseReason reason) noexcept {
       return "receive buffer full";
     case CloseReason::kShutdown:
       return "reactor shutdown";
+    case CloseReason::kDrainTimeout:
+      return "close timed out with bytes unsent";
+    case CloseReason::kAborted:
+      return "aborted";
   }
   return "?";
 }
@@ -73,6 +80,8 @@ void Connection::open(int fd, const ConnectionBuffers& buffers, bool quickack, O
   state_ = State::kOpen;
   quickack_ = quickack;
   writable_watched_ = false;
+  shut_down_ = false;
+  drain_deadline_ns_ = 0;
   close_reason_ = CloseReason::kLocal;
   close_error_ = 0;
   context_ = nullptr;
@@ -105,11 +114,39 @@ void Connection::reset() noexcept {
 }
 
 void Connection::close() noexcept {
-  mark_closing(CloseReason::kLocal, 0);
+  close(reactor_->options_.close_timeout_ns);
+}
+
+void Connection::close(std::int64_t timeout_ns) noexcept {
+  if (state_ != State::kOpen) return;
+  if (timeout_ns <= 0) {
+    mark_closing(CloseReason::kLocal, 0);
+    return;
+  }
+  state_ = State::kDraining;
+  shut_down_ = false;
+  drain_deadline_ns_ = core::monotonic_ns() + timeout_ns;
+  // Reads stop now: in epoll mode only writability is of interest until the
+  // outbound buffer is empty (drain() re-arms input to discard it later).
+  if (reactor_->options_.poll_mode == PollMode::kEpoll) {
+    writable_watched_ = send_end_ != send_begin_;
+    reactor_->epoll_mod(fd_, writable_watched_ ? EPOLLOUT : 0u,
+                        Reactor::tag(Reactor::Kind::kConnection, slot_));
+  }
+  reactor_->schedule_drain(*this);
+}
+
+void Connection::abort() noexcept {
+  if (state_ == State::kDraining) state_ = State::kOpen;  // mark_closing acts on open connections
+  mark_closing(CloseReason::kAborted, 0);
 }
 
 void Connection::mark_closing(CloseReason reason, int error) noexcept {
-  if (state_ != State::kOpen) return;
+  if (state_ != State::kOpen && state_ != State::kDraining) return;
+  finish_close(reason, error);
+}
+
+void Connection::finish_close(CloseReason reason, int error) noexcept {
   if (reactor_->options_.poll_mode == PollMode::kEpoll) reactor_->epoll_del(fd_);
   ::close(fd_);
   fd_ = -1;
@@ -118,6 +155,60 @@ void Connection::mark_closing(CloseReason reason, int error) noexcept {
   close_error_ = error;
   send_begin_ = send_end_ = 0;
   reactor_->schedule_close(*this);
+}
+
+int Connection::drain(std::int64_t now_ns) noexcept {
+  if (state_ != State::kDraining) return 0;
+  int work = 0;
+  if (send_end_ != send_begin_) {
+    work += flush();
+    if (state_ != State::kDraining) return 1;  // the socket failed
+  }
+  if (send_end_ == send_begin_ && !shut_down_) {
+    // FIN goes after the queued bytes; the kernel keeps delivering them.
+    if (::shutdown(fd_, SHUT_WR) != 0) {
+      finish_close(CloseReason::kError, errno);
+      return 1;
+    }
+    shut_down_ = true;
+    if (reactor_->options_.poll_mode == PollMode::kEpoll) {
+      writable_watched_ = false;
+      reactor_->epoll_mod(fd_, EPOLLIN, Reactor::tag(Reactor::Kind::kConnection, slot_));
+    }
+    work = 1;
+  }
+  if (shut_down_) {
+    // Discard input (unread input would turn close() into an RST).
+    // A scratch buffer, so that unconsumed bytes stay readable in on_closed().
+    char scratch[16384];
+    for (;;) {
+      const ssize_t n = ::recv(fd_, scratch, sizeof scratch, MSG_DONTWAIT);
+      if (n > 0) {
+        bytes_received_ += static_cast<std::uint64_t>(n);
+        work = 1;
+        continue;
+      }
+      if (n == 0) {  // the peer closed too: nothing more to wait for
+        finish_close(CloseReason::kLocal, 0);
+        return 1;
+      }
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      finish_close(CloseReason::kError, errno);
+      return 1;
+    }
+    int unacknowledged = 0;
+    if (::ioctl(fd_, SIOCOUTQ, &unacknowledged) != 0 || unacknowledged == 0) {
+      finish_close(CloseReason::kLocal, 0);
+      return 1;
+    }
+  }
+  if (now_ns >= drain_deadline_ns_) {
+    ++reactor_->stats_.drain_timeouts;
+    finish_close(CloseReason::kDrainTimeout, 0);
+    return 1;
+  }
+  return work;
 }
 
 void Connection::watch_writable(bool on) noexcept {

@@ -60,6 +60,7 @@ Expected<std::unique_ptr<Reactor>> Reactor::create(const ReactorOptions& options
   reactor->free_slots_.reserve(n);
   reactor->open_.reserve(n);
   reactor->closing_.reserve(n);
+  reactor->draining_.reserve(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     reactor->slots_.emplace_back(new Connection(*reactor, i));
     reactor->free_slots_.push_back(n - 1 - i);  // lowest slot first
@@ -72,11 +73,13 @@ Reactor::~Reactor() {
   stop();
   for (const std::uint32_t slot : open_) {
     Connection& c = *slots_[slot];
-    if (c.state_ != Connection::State::kOpen) continue;
+    if (c.state_ != Connection::State::kOpen && c.state_ != Connection::State::kDraining) continue;
     ::close(c.fd_);
     c.fd_ = -1;
+    // A drain cut short by the shutdown: what it had not delivered is lost.
+    c.close_reason_ =
+        c.state_ == Connection::State::kDraining ? CloseReason::kDrainTimeout : CloseReason::kShutdown;
     c.state_ = Connection::State::kClosing;
-    c.close_reason_ = CloseReason::kShutdown;
     closing_.push_back(slot);
   }
   for (std::size_t i = 0; i < closing_.size(); ++i) {
@@ -191,6 +194,25 @@ void Reactor::schedule_close(Connection& connection) noexcept {
   closing_.push_back(connection.slot_);  // capacity max_connections: never reallocates
 }
 
+void Reactor::schedule_drain(Connection& connection) noexcept {
+  draining_.push_back(connection.slot_);  // capacity max_connections: never reallocates
+}
+
+int Reactor::service_drains(std::int64_t now_ns) noexcept {
+  int work = 0;
+  for (std::size_t i = 0; i < draining_.size();) {
+    Connection& c = *slots_[draining_[i]];
+    work += c.drain(now_ns);
+    if (c.state_ == Connection::State::kDraining) {
+      ++i;
+    } else {
+      draining_[i] = draining_.back();
+      draining_.pop_back();
+    }
+  }
+  return work;
+}
+
 void Reactor::timer_changed(std::int64_t deadline_ns) noexcept {
   if (deadline_ns < next_timer_ns_) next_timer_ns_ = deadline_ns;
 }
@@ -216,6 +238,12 @@ void Reactor::epoll_del(int fd) noexcept {
 
 int Reactor::epoll_timeout(std::int64_t now_ns) const noexcept {
   if (!closing_.empty()) return 0;
+  // Draining connections wait for acknowledgements, which raise no event:
+  // look again within a millisecond.
+  if (!draining_.empty() && options_.epoll_timeout_ms > 1) {
+    const std::int64_t until = next_timer_ns_ - now_ns;
+    return until <= 0 ? 0 : 1;
+  }
   const std::int64_t until = next_timer_ns_ - now_ns;
   if (until <= 0) return 0;
   const std::int64_t ms = (until + 999'999) / 1'000'000;
@@ -231,6 +259,10 @@ int Reactor::dispatch(int count, std::int64_t now_ns) noexcept {
     switch (kind) {
       case Kind::kConnection: {
         Connection& c = *slots_[index];
+        if (c.state_ == Connection::State::kDraining) {
+          work += c.drain(now_ns);
+          break;
+        }
         // A callback earlier in this batch may have closed it.
         if (c.state_ != Connection::State::kOpen) break;
         if ((ev.events & EPOLLOUT) != 0 && c.send_end_ != c.send_begin_) {
@@ -339,6 +371,7 @@ int Reactor::do_work() noexcept {
     }
   }
   work += service_timers(now);
+  if (!draining_.empty()) work += service_drains(now);
   if (!closing_.empty()) work += deliver_closes(now);
   return work;
 }

@@ -507,12 +507,119 @@ TEST(Transport, send_on_a_closed_connection_reports_not_open) {
   ASSERT_TRUE(pump(*reactor, [&] { return client.connected == 1; }));
   Connection* c = (*connector)->connection();
   c->close();
-  EXPECT_EQ(c->state(), Connection::State::kClosing);
+  EXPECT_EQ(c->state(), Connection::State::kDraining);
   EXPECT_EQ(c->send("late").status, SendStatus::kNotOpen);
   EXPECT_EQ(client.closed, 0);  // delivered by the loop, not from close()
-  (void)reactor->do_work();
-  EXPECT_EQ(client.closed, 1);
+  ASSERT_TRUE(pump(*reactor, [&] { return client.closed == 1; }));
   EXPECT_EQ(client.close_reasons[0], CloseReason::kLocal);
+}
+
+// A connector to a plain socket that does not read, with small kernel
+// buffers on both sides, and `queued` bytes of pattern() stuck in the
+// connection's outbound buffer. The sockets are not read by the reactor.
+struct SlowReader {
+  SlowReader(PollMode mode, std::size_t queued, std::int64_t close_timeout_ns = 2'000'000'000)
+      : peer(8, 4096) {
+    ReactorOptions options;
+    options.poll_mode = mode;
+    options.epoll_timeout_ms = 1;
+    options.service_interval_ns = 50'000;
+    options.close_timeout_ns = close_timeout_ns;
+    reactor = std::move(Reactor::create(options)).value();
+    ConnectorOptions co = connector_to(peer.port);
+    co.socket.send_buffer_size = 4096;
+    co.buffers.send_size = 4 << 20;
+    auto connector = reactor->add_connector(co, client);
+    EXPECT_TRUE(connector.ok());
+    EXPECT_TRUE(pump(*reactor, [&] { return client.connected == 1; }));
+    fd = ::accept(peer.fd, nullptr, nullptr);
+    EXPECT_GE(fd, 0);
+    c = (*connector)->connection();
+    while (c->pending_send_bytes() < queued) {
+      const std::string chunk = pattern(total, 16 * 1024);
+      const SendResult r = c->send(chunk);
+      EXPECT_TRUE(r.status == SendStatus::kSent || r.status == SendStatus::kQueued) << to_string(r.status);
+      total += r.accepted();
+    }
+  }
+  ~SlowReader() {
+    if (fd >= 0) ::close(fd);
+  }
+  // Reads what is there (up to `max` bytes); false once the stream ended
+  // (EOF or reset), with `eof`/`reset` saying which.
+  bool read_some(std::size_t max) {
+    char buf[65536];
+    const ssize_t n = ::recv(fd, buf, std::min(max, sizeof buf), MSG_DONTWAIT);
+    if (n > 0) received.append(buf, static_cast<std::size_t>(n));
+    if (n == 0) eof = true;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) reset = true;
+    return !eof && !reset;
+  }
+
+  RawListener peer;
+  Recorder client;
+  std::unique_ptr<Reactor> reactor;
+  Connection* c = nullptr;
+  int fd = -1;
+  std::size_t total = 0;
+  std::string received;
+  bool eof = false, reset = false;
+};
+
+TEST_P(ReactorModes, close_delivers_every_queued_byte_to_a_slow_reader_then_closes) {
+  SlowReader s(GetParam(), 512 * 1024);
+  ASSERT_GT(s.c->pending_send_bytes(), 0u);
+  s.c->close();
+  EXPECT_EQ(s.c->send("late").status, SendStatus::kNotOpen);
+  // The peer says something after the close: it is not delivered.
+  ASSERT_EQ(::send(s.fd, "ignored", 7, MSG_NOSIGNAL), 7);
+  const int data_events = s.client.data_events;
+  // The peer takes its time before it reads, then reads in small pieces.
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(pump(*s.reactor, [&] { return std::chrono::steady_clock::now() - start > 200ms; }));
+  EXPECT_EQ(s.client.closed, 0) << "closed while bytes were still queued";
+  ASSERT_TRUE(pump(*s.reactor, [&] { return !s.read_some(8192); }));
+  EXPECT_TRUE(s.eof) << "the stream must end with a FIN, not a reset";
+  EXPECT_EQ(s.received.size(), s.total);
+  EXPECT_TRUE(s.received == pattern(0, s.total));
+  ASSERT_TRUE(pump(*s.reactor, [&] { return s.client.closed == 1; }));
+  EXPECT_EQ(s.client.close_reasons[0], CloseReason::kLocal);
+  EXPECT_EQ(s.client.data_events, data_events);
+  EXPECT_EQ(s.reactor->stats().drain_timeouts, 0u);
+  EXPECT_EQ(s.reactor->draining_connections(), 0u);
+}
+
+TEST_P(ReactorModes, close_gives_up_at_its_deadline_when_the_peer_never_reads) {
+  SlowReader s(GetParam(), 256 * 1024, 100 * kMs);
+  const auto start = std::chrono::steady_clock::now();
+  s.c->close();
+  ASSERT_TRUE(pump(*s.reactor, [&] { return s.client.closed == 1; }));
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(elapsed, 100ms);
+  EXPECT_LT(elapsed, 2000ms);
+  EXPECT_EQ(s.client.close_reasons[0], CloseReason::kDrainTimeout);
+  EXPECT_EQ(s.reactor->stats().drain_timeouts, 1u);
+}
+
+TEST_P(ReactorModes, abort_drops_queued_bytes_at_once) {
+  SlowReader s(GetParam(), 256 * 1024);
+  s.c->abort();
+  EXPECT_EQ(s.c->state(), Connection::State::kClosing);
+  (void)s.reactor->do_work();
+  ASSERT_EQ(s.client.closed, 1);
+  EXPECT_EQ(s.client.close_reasons[0], CloseReason::kAborted);
+  while (s.read_some(65536)) {
+  }
+  EXPECT_LT(s.received.size(), s.total);
+}
+
+TEST(Transport, a_zero_close_timeout_makes_close_abortive) {
+  SlowReader s(PollMode::kEpoll, 64 * 1024, 0);
+  s.c->close();
+  EXPECT_EQ(s.c->state(), Connection::State::kClosing);
+  (void)s.reactor->do_work();
+  ASSERT_EQ(s.client.closed, 1);
+  EXPECT_EQ(s.client.close_reasons[0], CloseReason::kLocal);
 }
 
 TEST(Transport, socket_options_are_applied_to_connected_and_accepted_sockets) {

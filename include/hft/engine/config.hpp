@@ -218,7 +218,7 @@ class Config {
 };
 
 /// Reactor options from the engine-wide keys of [DEFAULT] (PollMode,
-/// EpollTimeoutMs, EngineThreadCore, IdleStrategy, MaxConnections).
+/// EpollTimeoutMs, EngineThreadCore, IdleStrategy, MaxConnections, SocketCloseTimeoutMs).
 [[nodiscard]] Expected<transport::ReactorOptions> reactor_options(const Config& config);
 /// Socket options of a session (SocketNodelay, SocketQuickAck, SocketBusyPoll,
 /// SocketSendBufferSize, SocketReceiveBufferSize).

@@ -40,10 +40,11 @@ namespace hft::engine {
 /// Counters of the whole engine (monotonic).
 struct EngineStats {
   std::uint64_t connections_accepted = 0;
-  std::uint64_t unknown_session_refused = 0;  ///< first message named no configured session
-  std::uint64_t duplicate_refused = 0;        ///< session already had a connection
-  std::uint64_t garbled_first_message = 0;    ///< closed before any session was found
-  std::uint64_t send_overflows = 0;           ///< socket send buffer full: connection closed
+  std::uint64_t unknown_session_refused = 0;     ///< first message named no configured session
+  std::uint64_t duplicate_refused = 0;           ///< session already had a connection
+  std::uint64_t garbled_first_message = 0;       ///< closed before any session was found
+  std::uint64_t send_overflows = 0;              ///< socket send buffer full: connection closed
+  std::uint64_t outside_logon_time_refused = 0;  ///< acceptor connection outside LogonTime..LogoutTime
 };
 
 class Engine {
@@ -52,6 +53,10 @@ class Engine {
   /// (FileStorePath: journals; none: in memory), listeners bound, connectors
   /// created. `app` and `log` must outlive the engine. Errors name the
   /// file, line and key at fault.
+  ///
+  /// Events go to `log` and, if [DEFAULT] sets LogFile, to that file; with
+  /// neither, to standard error. LogLevel is the least severe event kept
+  /// (it filters `log` only when set explicitly).
   [[nodiscard]] static Expected<std::unique_ptr<Engine>> create(const Config& config,
                                                                 session::Application& app,
                                                                 session::Logger* log = nullptr);
@@ -61,14 +66,17 @@ class Engine {
 
   /// One pass of the event loop: sockets, timers. Returns the work done.
   int poll() noexcept;
-  /// Loops poll() with the configured idle strategy until stop() is asked
-  /// (from any thread); then logs out every session (waiting up to its
+  /// Pins the calling thread to EngineThreadCore (if set; a failure is
+  /// logged), loops poll() with the configured idle strategy until stop() is
+  /// asked (from any thread); then logs out every session (waiting up to its
   /// LogoutTimeout) and returns.
   void run();
   /// Asks run() to finish. Any thread.
   void request_stop() noexcept { stop_.store(true, std::memory_order_release); }
   /// Logs out every logged-on session and keeps polling until all are
-  /// disconnected or `timeout_ns` passed. Engine thread only.
+  /// disconnected or `timeout_ns` passed; connections still open then are
+  /// closed gracefully (their queued bytes, the Logout included, are still
+  /// delivered for up to SocketCloseTimeoutMs), then aborted. Engine thread only.
   void logout_all(std::int64_t timeout_ns);
 
   /// The current time in the session's two domains.
@@ -86,13 +94,18 @@ class Engine {
   struct Slot;
   class Handler;
   Engine();
+  void apply_logon_window(Slot& slot, const session::Instant& now) noexcept;
 
+  // First member: destroyed last, after the sessions and the reactor that log.
+  std::unique_ptr<session::Logger> log_owner_;
   std::unique_ptr<transport::Reactor> reactor_;
   std::unique_ptr<store::JournalService> journal_service_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::unique_ptr<Handler> handler_;
   std::vector<int> ports_;
   session::Logger* log_ = nullptr;
+  int cpu_ = -1;
+  std::int64_t close_timeout_ns_ = 2'000'000'000;
   EngineStats stats_{};
   core::IdleKind idle_ = core::IdleKind::kBusySpin;
   std::atomic<bool> stop_{false};

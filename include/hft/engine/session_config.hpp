@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "hft/codec/dictionary.hpp"
@@ -36,11 +37,23 @@ struct StoreSetup {
 struct SessionSetup {
   session::SessionSettings settings;
   StoreSetup store;
+  /// LogonTime..LogoutTime (LogonDay/LogoutDay), if any of them is set:
+  /// when logons are allowed, within the session's schedule. The engine
+  /// enforces it (connects, accepts and logs out by it).
+  std::optional<session::Schedule> logon_window;
 };
 
 /// Reads `section` (a [SESSION] merged with [DEFAULT]). Errors name the
 /// file, line and key.
+///
+/// UseLocalTime=Y reads the schedule in the host's time zone: $TZ (a zone
+/// name, a path after ':' or '/', or a POSIX rule), else /etc/localtime,
+/// else UTC.
 [[nodiscard]] Expected<SessionSetup> session_setup(const Section& section, DictionaryCache& dictionaries);
+
+/// The host's local time zone as UseLocalTime=Y uses it. Error names the
+/// zone file that does not parse.
+[[nodiscard]] Expected<session::TimeZone> local_time_zone();
 
 /// A file-system-safe directory name for a session: "FIX.4.4-ISLD-TW44[-QUAL]".
 [[nodiscard]] std::string session_directory_name(const session::SessionID& id);

@@ -14,6 +14,21 @@
 //
 //   outbound buffer: bytes send() could not hand to the kernel, in order;
 //   flushed by the reactor when the socket is writable again.
+//
+// Closing. close() is graceful: a Logout or Reject sent just before it must
+// reach the peer even when the peer reads slowly, so the connection drains
+// first and closes after:
+//
+//   kOpen --close()--> kDraining: no more reads or sends; the outbound
+//        |             buffer keeps being flushed; once it is empty:
+//        |             shutdown(SHUT_WR), then input is discarded until the
+//        |             kernel's send queue is acknowledged (SIOCOUTQ == 0)
+//        |             or the peer closes --> kClosing (reason kLocal)
+//        |             deadline passed first --> kClosing (kDrainTimeout)
+//        +--abort() / socket error / peer closed --> kClosing at once
+//
+// Input is discarded, not left unread, because close() on a socket with
+// unread input sends an RST, which can destroy bytes still in flight.
 #pragma once
 
 #include <cstddef>
@@ -65,6 +80,9 @@ enum class CloseReason : std::uint8_t {
   kError,              ///< a socket error (errno in on_closed's `error`)
   kReceiveBufferFull,  ///< the receive buffer was full with nothing consumed
   kShutdown,           ///< the reactor was destroyed with the connection open
+  kDrainTimeout,       ///< close() could not deliver every queued byte before its
+                       ///< deadline (a peer that does not read); the rest was dropped
+  kAborted,            ///< Connection::abort() was called: queued bytes dropped
 };
 
 /// A short static name for `reason`.
@@ -87,9 +105,10 @@ struct ConnectionBuffers {
 class Connection {
  public:
   enum class State : std::uint8_t {
-    kFree,     ///< slot not in use
-    kOpen,     ///< connected: reads and sends work
-    kClosing,  ///< closed, on_closed() not delivered yet
+    kFree,      ///< slot not in use
+    kOpen,      ///< connected: reads and sends work
+    kDraining,  ///< close() was called: queued bytes are being flushed; no reads, no sends
+    kClosing,   ///< closed, on_closed() not delivered yet
   };
 
   Connection(const Connection&) = delete;
@@ -126,13 +145,25 @@ class Connection {
     if (recv_begin_ == recv_end_) recv_begin_ = recv_end_ = 0;
   }
 
-  /// Closes the socket now. on_closed(kLocal) follows from the reactor's
-  /// loop (never from inside this call). Unsent outbound bytes are dropped.
-  /// No effect unless the connection is open.
+  /// Graceful close: stops reading and sending, keeps flushing the bytes
+  /// already accepted by send(), then shuts the socket down for writing and
+  /// closes it once the peer has acknowledged them (see the diagram above).
+  /// Gives up after ReactorOptions::close_timeout_ns. on_closed(kLocal), or
+  /// kDrainTimeout if the deadline passed, follows from the reactor's loop
+  /// (never from inside this call). No effect unless the connection is open.
   void close() noexcept;
+  /// The same with its own deadline, in ns from now (<= 0: abort()).
+  void close(std::int64_t timeout_ns) noexcept;
+  /// Abortive close: the socket is closed now and unsent outbound bytes are
+  /// dropped (garbled input, a peer too slow to keep, errors).
+  /// on_closed(kAborted) follows from the reactor's loop. No effect unless
+  /// the connection is open or draining.
+  void abort() noexcept;
 
   [[nodiscard]] State state() const noexcept { return state_; }
   [[nodiscard]] bool is_open() const noexcept { return state_ == State::kOpen; }
+  /// True between close() and the end of the drain.
+  [[nodiscard]] bool is_draining() const noexcept { return state_ == State::kDraining; }
   /// The socket descriptor, or -1 once closed.
   [[nodiscard]] int fd() const noexcept { return fd_; }
   /// Slot number in the reactor (stable while the connection lives; reused after).
@@ -181,6 +212,10 @@ class Connection {
   [[nodiscard]] int flush() noexcept;
   void reset() noexcept;
   void watch_writable(bool on) noexcept;
+  // One step of a graceful close; returns work done. Moves the connection to
+  // kClosing when the drain is over or `now_ns` is past its deadline.
+  [[nodiscard]] int drain(std::int64_t now_ns) noexcept;
+  void finish_close(CloseReason reason, int error) noexcept;
 
   Reactor* reactor_;
   std::unique_ptr<char[]> recv_buf_;
@@ -198,6 +233,8 @@ class Connection {
   State state_ = State::kFree;
   bool quickack_ = false;
   bool writable_watched_ = false;
+  bool shut_down_ = false;  // draining: SHUT_WR done, waiting for the acknowledgement
+  std::int64_t drain_deadline_ns_ = 0;
   CloseReason close_reason_ = CloseReason::kLocal;
   int close_error_ = 0;
 

@@ -66,6 +66,10 @@ struct ReactorOptions {
   int cpu = -1;
   /// What run() does after a pass with no work.
   core::IdleKind idle = core::IdleKind::kBusySpin;
+  /// Connection::close(): longest time to deliver the queued bytes before
+  /// the socket is closed anyway (CloseReason::kDrainTimeout). 0: close()
+  /// drops them at once, like abort().
+  std::int64_t close_timeout_ns = 2'000'000'000;
   /// Thread name for start() (15 characters kept).
   std::string thread_name = "hft-reactor";
 };
@@ -79,6 +83,7 @@ struct ReactorStats {
   std::uint64_t connected = 0;
   std::uint64_t closed = 0;               ///< on_closed() delivered
   std::uint64_t receive_buffer_full = 0;  ///< closes with kReceiveBufferFull
+  std::uint64_t drain_timeouts = 0;       ///< graceful closes that hit their deadline (kDrainTimeout)
   std::uint64_t ticks = 0;
 };
 
@@ -129,8 +134,10 @@ class Reactor {
 
   [[nodiscard]] const ReactorOptions& options() const noexcept { return options_; }
   [[nodiscard]] const ReactorStats& stats() const noexcept { return stats_; }
-  /// Connections open now.
+  /// Connections open now (draining ones included).
   [[nodiscard]] std::size_t open_connections() const noexcept { return open_.size(); }
+  /// Connections between close() and the end of their drain.
+  [[nodiscard]] std::size_t draining_connections() const noexcept { return draining_.size(); }
   /// The connection in `slot` if it is open and its generation matches.
   [[nodiscard]] Connection* find(std::uint32_t slot, std::uint32_t generation) const noexcept;
 
@@ -151,6 +158,8 @@ class Reactor {
                     OptionError option_error, ConnectionHandler* handler, Connector* connector,
                     Listener* listener) noexcept;
   void schedule_close(Connection& connection) noexcept;
+  void schedule_drain(Connection& connection) noexcept;
+  int service_drains(std::int64_t now_ns) noexcept;
   void timer_changed(std::int64_t deadline_ns) noexcept;
   bool epoll_add(int fd, std::uint32_t events, std::uint64_t data) noexcept;
   bool epoll_mod(int fd, std::uint32_t events, std::uint64_t data) noexcept;
@@ -168,6 +177,7 @@ class Reactor {
   std::vector<std::uint32_t> free_slots_;
   std::vector<std::uint32_t> open_;
   std::vector<std::uint32_t> closing_;
+  std::vector<std::uint32_t> draining_;
   std::vector<std::unique_ptr<Connector>> connectors_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::vector<epoll_event> events_;
