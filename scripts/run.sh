@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds libhft (Release, -O3,
-# -march=native), starts hft-venue and runs hft-trader against it on
-# loopback, showing the exchange. Extra arguments go to hft-trader.
+# -march=native, no sanitizer) and runs the latency lab's quick preset:
+# every lane (floor, tx, rtt, rx, codec) for libhft and QuickFIX, 100,000
+# calls each, client on CPU 1 and venue on CPU 0, in under two minutes on a
+# quiet 2-core host. hft-bench starts its own hft-venue per run and prints
+# the summary table and where report.json / report.html are.
+#
+# Extra arguments go to hft-bench and override the preset, e.g.
+#   scripts/run.sh --preset full          (the seed-scale 64 vs 640 MiB experiment)
+#   scripts/run.sh --lanes tx,rtt --calls 1000000
+# HFT_BUILD_DIR chooses the build directory (default build/release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DHFT_BUILD_TESTS=OFF >/dev/null
-cmake --build build/release -j "$(nproc)"
-bin=build/release/apps
-work=$(mktemp -d)
-"$bin/hft-venue/hft-venue" --port 0 --port-file "$work/port" >"$work/venue.log" 2>&1 &
-venue=$!
-trap 'kill -INT $venue 2>/dev/null; wait $venue 2>/dev/null; cat "$work/venue.log"; rm -rf "$work"' EXIT
-for _ in $(seq 300); do [ -s "$work/port" ] && break; sleep 0.1; done
-[ -s "$work/port" ] || { echo "hft-venue did not start" >&2; exit 1; }
-"$bin/hft-trader/hft-trader" --port "$(cat "$work/port")" --orders 10000 --rate 20000 --show 2 "$@"
+build=${HFT_BUILD_DIR:-build/release}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHFT_SANITIZE=OFF -DHFT_BUILD_TESTS=OFF \
+  -DHFT_BUILD_BENCH=OFF >/dev/null
+cmake --build "$build" --target hft-bench hft-venue -j "$(nproc)"
+preset=(--preset quick)
+for arg in "$@"; do
+  if [[ "$arg" == --preset || "$arg" == --preset=* ]]; then preset=(); fi
+done
+exec "$build/apps/hft-bench/hft-bench" "${preset[@]}" "$@"

@@ -563,6 +563,9 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
     rec.config = pr.config;
     rec.id = run_id(rec.order, pr.config);
     rec.started_s = static_cast<double>(core::monotonic_ns() - bench_start) * 1e-9;
+    // A scratch directory left by an interrupted earlier bench with the same
+    // --out would add its journals to this run's audit: start empty.
+    std::filesystem::remove_all(pr.config.run_dir, ec);
     std::filesystem::create_directories(pr.config.run_dir, ec);
 
     const std::string label = "[" + std::to_string(k + 1) + "/" + std::to_string(plan.runs.size()) + "] " +

@@ -84,9 +84,11 @@ const json* series_named(const json& run, const std::string& name) {
 }
 
 TEST_F(HftBenchLanes, every_lane_runs_and_every_journal_audit_passes) {
+  // Light enough for ASan on two shared CPUs: the paced rate is one an
+  // instrumented build keeps up with; nothing here asserts on timing.
   const std::uint64_t calls = 2000;
   const Outcome o = run("--lanes floor,tx,rtt,rx,codec --engines " + engines() + " --calls " +
-                        std::to_string(calls) + " --warmup 200 --rate 20000 --client-core 1 --server-core 0" +
+                        std::to_string(calls) + " --warmup 200 --rate 5000" +
                         " --segment-size 1MiB --clients 4");
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
   EXPECT_NE(o.out.find("audit: passed; all runs completed"), std::string::npos) << o.out;
@@ -144,7 +146,7 @@ TEST_F(HftBenchLanes, every_lane_runs_and_every_journal_audit_passes) {
       if (run["variant"] == "paced") {
         ASSERT_NE(series_named(run, "scheduler_delay"), nullptr) << id;
         ASSERT_NE(series_named(run, "response"), nullptr) << id;
-        EXPECT_EQ(run["target_rate"], 20000.0) << id;
+        EXPECT_EQ(run["target_rate"], 5000.0) << id;
       }
     }
     if (lane == "codec") {
@@ -165,17 +167,17 @@ TEST_F(HftBenchLanes, every_lane_runs_and_every_journal_audit_passes) {
   EXPECT_EQ(audit["runs"].size(), report["runs"].size());
 }
 
-TEST_F(HftBenchLanes, journal_rotations_inside_the_window_are_audited_and_interleaved) {
+TEST_F(HftBenchLanes, journal_rotations_inside_the_window_are_audited_per_arm) {
   // 1 MiB segments (the engine keeps 64 KiB of room per claim): 5,000 orders
-  // of ~240 bytes roll over at least once inside the measured window in
-  // every run; the arms alternate A B B A.
-  const Outcome o = run("--lanes tx --variants unpaced --engines libhft --calls 5000 --warmup 100 --runs 2"
+  // of ~240 bytes roll over at least once inside the measured window; the
+  // 64 MiB arm never does. (The A B B A order is bench_plan_test's.)
+  const Outcome o = run("--lanes tx --variants unpaced --engines libhft --calls 5000 --warmup 100 --runs 1"
                         " --experiment seg --arm small:segment-size=1MiB --arm big:segment-size=64MiB");
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
   const json report = load("report.json");
-  ASSERT_EQ(report["runs"].size(), 4u);
-  const char* order[] = {"small", "big", "big", "small"};
-  for (std::size_t k = 0; k < 4; ++k) {
+  ASSERT_EQ(report["runs"].size(), 2u);
+  const char* order[] = {"small", "big"};
+  for (std::size_t k = 0; k < 2; ++k) {
     const json& run = report["runs"][k];
     EXPECT_EQ(run["arm"], order[k]);
     EXPECT_EQ(run["audit"]["status"], "pass") << run["audit"]["detail"];

@@ -90,8 +90,15 @@ TEST_F(BenchCli, refuses_a_malformed_venue_and_unknown_options) {
   expect_refused("--segment-size 64parsecs", "--segment-size");
 }
 
-TEST_F(BenchCli, a_lane_not_built_is_named_as_such) {
-  expect_refused("--lanes rtt", "lane rtt: not available in this build");
+TEST_F(BenchCli, refuses_an_unreachable_venue) {
+  // Port 1 on loopback: nothing listens there (tcpmux is never enabled).
+  expect_refused("--lanes tx --engines libhft --venue 127.0.0.1:1", "--venue 127.0.0.1:1: not reachable");
+  expect_refused("--lanes rx --venue 127.0.0.1:1", "--venue 127.0.0.1:1: not reachable");
+}
+
+TEST_F(BenchCli, refuses_an_unknown_engine_and_variant) {
+  expect_refused("--lanes tx --engines warpfix", "warpfix");
+  expect_refused("--lanes tx --variants tx:sideways", "sideways");
 }
 
 TEST_F(BenchCli, bad_arm_is_refused_before_any_run) {

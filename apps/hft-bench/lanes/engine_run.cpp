@@ -1,0 +1,155 @@
+#include "engine_run.hpp"
+
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "hft/core/cpu.hpp"
+
+namespace hft::lab::lanes {
+
+namespace {
+
+std::string mib(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f MiB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+// Everything after the adapter connected, on the client thread.
+Expected<void> drive(EngineRun& run, const EngineLoop& loop) {
+  if (auto e = loop(run); !e) return e;
+  // Every order gets one report: wait for the last before logging out, so
+  // the venue's journals hold the whole run when they are audited.
+  const std::uint64_t deadline = tsc_now() + ticks(run.hz, 30.0);
+  std::uint64_t spins = 0;
+  std::uint64_t first = 0;
+  while (run.reports < run.orders) {
+    (void)run.poll(first);
+    if (every_4096(spins) && tsc_now() > deadline) {
+      return Error{"only " + std::to_string(run.reports) + " of " + std::to_string(run.orders) +
+                   " ExecutionReports arrived within 30 s of the last order"};
+    }
+  }
+  if (run.mismatches != 0) {
+    return Error{std::to_string(run.mismatches) + " ExecutionReports did not carry the ClOrdID expected"};
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& context, const EngineLoop& loop) {
+  if (context.tsc == nullptr) return Error{config.lane + ": no calibrated TSC clock in the run context"};
+  const EngineInfo* info = EngineRegistry::instance().find(config.engine);
+  if (info == nullptr || !info->available || !info->make) {
+    return Error{config.lane + ": engine '" + config.engine + "' is not available in this build"};
+  }
+
+  RunResult result;
+  std::optional<Error> error;
+  std::thread client([&] {
+    core::name_current_thread(config.lane + "-client");
+    ThreadPlacement place{"client", config.client_core, -1, -1};
+    if (!core::pin_current_thread(config.client_core)) {
+      error = Error{"client: cannot pin to CPU " + std::to_string(config.client_core)};
+      return;
+    }
+    place.cpu_at_start = core::current_cpu();
+
+    // The venue.
+    LaneConfig cfg = config;
+    std::unique_ptr<VenueProcess> venue;
+    if (cfg.venue_port == 0) {
+      VenueSpec spec;
+      spec.core = config.server_core;
+      spec.segment_size = config.segment_size;
+      spec.prealloc = config.prealloc;
+      spec.busy_poll = true;
+      auto started = VenueProcess::start(spec, config.run_dir);
+      if (!started) {
+        error = Error{"venue: " + started.error().message};
+        return;
+      }
+      venue = std::move(*started);
+      cfg.venue_host = "127.0.0.1";
+      cfg.venue_port = venue->port();
+      result.notes.emplace_back("venue", "hft-venue pid " + std::to_string(venue->pid()) + " on 127.0.0.1:" +
+                                             std::to_string(venue->port()) +
+                                             " (busy poll, --no-fill: one ExecutionReport per order, journal " +
+                                             mib(config.segment_size) + " segments)");
+    } else {
+      result.notes.emplace_back("venue", "external " + cfg.venue_host + ":" + std::to_string(cfg.venue_port));
+    }
+
+    std::unique_ptr<EngineAdapter> adapter = info->make();
+    result.notes.emplace_back("engine", adapter->version());
+    const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+      return std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count()) + " s";
+    };
+    const auto t_start = std::chrono::steady_clock::now();
+    if (auto started = adapter->start(cfg); !started) {
+      error = Error{config.engine + ": " + started.error().message +
+                    (venue ? " (venue log: " + venue->log_tail(300) + ")" : "")};
+      return;
+    }
+    result.notes.emplace_back("engine start (connect, logon)", seconds_since(t_start));
+    std::vector<pid_t> pids{::getpid()};
+    if (venue) pids.push_back(venue->pid());
+    // Pre-faulting runs at a few hundred MB/s on a small VM: allow for the
+    // active and spare segments of four journals (client and venue, both
+    // directions) before giving up.
+    const double settle_max = 10.0 + 8.0 * static_cast<double>(config.segment_size) / 100e6;
+    result.notes.emplace_back("settle", wait_journal_threads_idle(pids, settle_max));
+    if (venue) result.threads.push_back({"venue", config.server_core, venue->engine_cpu(), -1});
+
+    EngineRun run{config, context, *adapter, result, context.tsc->hz()};
+    if (context.progress_total != nullptr) context.progress_total->store(config.warmup + config.calls);
+    Expected<void> driven = drive(run, loop);
+    place.cpu_at_end = core::current_cpu();
+    if (venue && result.threads.size() == 1) result.threads.back().cpu_at_end = venue->engine_cpu();
+    result.threads.insert(result.threads.begin(), place);
+    result.notes.emplace_back("order bytes on the wire (last)", std::to_string(adapter->last_order_size()));
+    result.notes.emplace_back("orders sent / ExecutionReports received",
+                              std::to_string(run.orders) + " / " + std::to_string(run.reports));
+
+    const auto t_stop = std::chrono::steady_clock::now();
+    Expected<std::filesystem::path> journal = adapter->stop();
+    adapter.reset();
+    result.notes.emplace_back("engine stop (logout, close)", seconds_since(t_stop));
+    std::string venue_counters;
+    if (venue) {
+      auto stopped = venue->stop();
+      if (!stopped) {
+        if (driven) driven = stopped.error();
+      } else {
+        venue_counters = *stopped;
+        result.notes.emplace_back("venue at exit", venue_counters);
+      }
+    }
+    if (!driven) {
+      error = Error{driven.error().message + (venue ? " (venue log: " + venue->log_tail(300) + ")" : "")};
+      return;
+    }
+    if (!journal) {
+      error = journal.error();
+      return;
+    }
+
+    // Audits (rule 10): the client's outbound journal, then the venue's.
+    std::vector<std::pair<std::string, AuditResult>> audits;
+    audits.emplace_back("client", audit_client_journal(*journal, run.orders));
+    if (venue) {
+      const auto session_dir = venue->store_dir() / (std::string(ref::kBeginString) + "-" +
+                                                     std::string(ref::kTarget) + "-" + std::string(ref::kSender));
+      audits.emplace_back("venue", audit_venue_store(session_dir, run.orders, run.orders));
+    }
+    result.audit = combine_audits(audits);
+    result.notes.emplace_back("journal disk use", remove_run_journals(config.run_dir, result.audit));
+  });
+  client.join();
+  if (error) return Error{config.lane + " " + config.variant + " " + config.engine + ": " + error->message};
+  return result;
+}
+
+}  // namespace hft::lab::lanes

@@ -1,0 +1,54 @@
+// The frame of one tx or rtt run: a pinned client thread; on it the venue
+// is started (or the --venue is used), the engine adapter connects and logs
+// on, background journal work settles, the lane's loop runs, then every
+// ExecutionReport is awaited, the adapter and the venue stop, and the
+// client's outbound journal and the venue's journals are audited.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "hft/core/expected.hpp"
+#include "hft/lab/engine_adapter.hpp"
+#include "hft/lab/lane.hpp"
+#include "lane_support.hpp"
+
+namespace hft::lab::lanes {
+
+/// What a lane's loop gets: the connected adapter and the run's result to fill.
+struct EngineRun {
+  const LaneConfig& config;
+  RunContext& context;
+  EngineAdapter& adapter;
+  RunResult& result;
+  double hz = 0;                 ///< TSC ticks per second
+  std::uint64_t reports = 0;     ///< ExecutionReports received so far (the loop adds to it)
+  std::uint64_t orders = 0;      ///< orders sent so far (warm-up included; the loop adds to it)
+  std::uint64_t mismatches = 0;  ///< reports whose ClOrdID was not the one expected
+
+  /// Polls once and adds to `reports`; returns what the adapter returned.
+  std::uint32_t poll(std::uint64_t& first_index) noexcept {
+    const std::uint32_t n = adapter.poll_execution_reports(first_index);
+    reports += n;
+    return n;
+  }
+};
+
+/// The lane's loop. Errors end the run (the venue and adapter still stop).
+using EngineLoop = std::function<Expected<void>(EngineRun&)>;
+
+/// Runs one engine lane run (see the file comment). The venue answers each
+/// order with exactly one ExecutionReport (hft-venue --no-fill).
+[[nodiscard]] Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& context,
+                                                  const EngineLoop& loop);
+
+/// True every 4096th call: cheap place to check a deadline in a spin loop.
+[[nodiscard]] inline bool every_4096(std::uint64_t& counter) noexcept { return (++counter & 4095U) == 0; }
+
+/// Ticks of `seconds` on the calibrated TSC.
+[[nodiscard]] inline std::uint64_t ticks(double hz, double seconds) noexcept {
+  return static_cast<std::uint64_t>(hz * seconds);
+}
+
+}  // namespace hft::lab::lanes

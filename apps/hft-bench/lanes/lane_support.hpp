@@ -1,0 +1,181 @@
+// What the engine lanes (tx, rtt, rx, codec) share: the reference order of
+// LAB.md, fenced TSC reads, the hft-venue child process, waiting for the
+// engines' background journal threads to settle, and the post-run audits of
+// the journals a run wrote.
+//
+// The venue is a separate process (apps/hft-venue, started per run with a
+// generated QuickFIX-style config) so that the client's address space, heap
+// and mmap lock are its own, as in the llfix benchmark the tx lane mirrors:
+//
+//   hft-bench (client thread pinned to --client-core)
+//        |  TCP 127.0.0.1, TCP_NODELAY
+//        v
+//   hft-venue --config RUN/venue.cfg --core <--server-core> --no-fill
+//        journals under RUN/venue-store, answers each order with one
+//        ExecutionReport (new)
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hft/core/expected.hpp"
+#include "hft/lab/lane.hpp"
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+namespace hft::lab::lanes {
+
+/// TSC read fenced on both sides, so that a sample brackets exactly the
+/// calls between two reads.
+inline std::uint64_t tsc_now() noexcept {
+#if defined(__x86_64__)
+  _mm_lfence();
+  const std::uint64_t t = __rdtsc();
+  _mm_lfence();
+  return t;
+#else
+  return 0;
+#endif
+}
+
+/// The LAB.md reference NewOrderSingle, field by field.
+namespace ref {
+inline constexpr std::string_view kBeginString = "FIXT.1.1";
+inline constexpr std::string_view kApplVerID = "FIX.5.0SP2";  ///< DefaultApplVerID of the session
+inline constexpr std::string_view kSender = "CLIENT1";
+inline constexpr std::string_view kTarget = "EXECUTOR";
+inline constexpr std::string_view kSenderSub = "SNDR_SUB";  ///< 50
+inline constexpr std::string_view kTargetSub = "SRVR_SUB";  ///< 57
+inline constexpr std::string_view kSymbol = "NOKIA.HE";     ///< 55
+inline constexpr char kSide = '1';                          ///< 54
+inline constexpr std::int64_t kOrderQty = 10;               ///< 38
+inline constexpr std::int64_t kPrice = 10000;               ///< 44
+inline constexpr char kOrdType = '2';                       ///< 40
+inline constexpr char kTimeInForce = '0';                   ///< 59
+/// 453 with its two party entries, pre-encoded (SOH-terminated).
+inline constexpr std::string_view kParties =
+    "453=2\x01" "448=PARTY1\x01" "447=D\x01" "452=1\x01" "448=PARTY2\x01" "447=D\x01" "452=3\x01";
+}  // namespace ref
+
+/// The order object the tx boundary takes from a preallocated pool and
+/// fills per call (llfix's benchmark sets three fields of a cached order).
+struct Order {
+  std::uint64_t cl_ord_id = 0;
+  std::int64_t price = ref::kPrice;
+  std::int64_t quantity = ref::kOrderQty;
+};
+
+/// Directory of the FIX XML dictionaries (FIXT11.xml, FIX50SP2.xml, ...).
+[[nodiscard]] std::string spec_dir();
+
+/// Finds the hft-venue executable: $HFT_VENUE_EXE, the build tree's
+/// (recorded at configure time), next to hft-bench, or ../hft-venue/.
+/// Error names every place looked at.
+[[nodiscard]] Expected<std::filesystem::path> venue_executable();
+
+/// One acceptor session of the venue config.
+struct VenueSession {
+  std::string client_comp_id = std::string(ref::kSender);
+};
+
+/// Settings of the venue a lane starts.
+struct VenueSpec {
+  std::vector<VenueSession> sessions{VenueSession{}};
+  bool busy_poll = true;         ///< PollMode=busy (tx/rtt) or epoll (rx: CPU time = work)
+  bool journal = true;           ///< FileStorePath under the run directory
+  std::uint64_t segment_size = 64ULL << 20;
+  bool prealloc = true;
+  int core = -1;
+  std::string socket_receive_buffer;  ///< SocketReceiveBufferSize value, empty: default
+};
+
+/// The QuickFIX-style config text of the venue (FIXT.1.1 / FIX.5.0SP2,
+/// dictionaries validated, ResetOnLogon, journal under `store_dir`).
+[[nodiscard]] std::string venue_config_text(const VenueSpec& spec, const std::filesystem::path& store_dir);
+
+/// Config keys for a journal with `segment_size` and `prealloc`; an error
+/// when the engine build cannot express the request (prealloc off needs the
+/// JournalPrealloc key).
+[[nodiscard]] Expected<std::string> journal_keys(std::uint64_t segment_size, bool prealloc);
+
+/// A running hft-venue child process (see the file comment). It dies with
+/// hft-bench (PR_SET_PDEATHSIG), so an interrupted bench leaves none behind.
+class VenueProcess {
+ public:
+  /// Writes RUN/venue.cfg, starts the venue pinned to spec.core, and waits
+  /// (up to 15 s) for it to listen. Errors quote the venue's stderr.
+  [[nodiscard]] static Expected<std::unique_ptr<VenueProcess>> start(const VenueSpec& spec,
+                                                                     const std::filesystem::path& run_dir);
+  ~VenueProcess();
+  VenueProcess(const VenueProcess&) = delete;
+  VenueProcess& operator=(const VenueProcess&) = delete;
+
+  [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+  [[nodiscard]] pid_t pid() const noexcept { return pid_; }
+  [[nodiscard]] const std::filesystem::path& store_dir() const noexcept { return store_dir_; }
+  /// CPU time of the venue's engine thread (its main thread), from
+  /// /proc/PID/task/PID/schedstat, in nanoseconds (0 if unreadable).
+  [[nodiscard]] std::uint64_t engine_cpu_ns() const;
+  /// CPU the engine thread last ran on (-1 if unreadable).
+  [[nodiscard]] int engine_cpu() const;
+  /// Stops it (SIGTERM: it logs out its sessions and flushes its journals),
+  /// waits up to 10 s, then SIGKILL. Returns the last line of its stderr
+  /// (its order counters) or an error when it did not exit cleanly.
+  [[nodiscard]] Expected<std::string> stop();
+  /// The venue's stderr so far (last `max_bytes`).
+  [[nodiscard]] std::string log_tail(std::size_t max_bytes = 2000) const;
+
+ private:
+  VenueProcess() = default;
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+  std::filesystem::path log_path_;
+  std::filesystem::path store_dir_;
+};
+
+/// CPU time (ns) of thread `tid` of process `pid`, from schedstat; 0 if unreadable.
+[[nodiscard]] std::uint64_t thread_cpu_ns(pid_t pid, pid_t tid);
+
+/// Waits until the journal service threads ("hft-journal") of the given
+/// processes stop pre-faulting (under 25% of a CPU each over 100 ms), at most
+/// `max_seconds`: segment pre-creation and pre-faulting at start must not
+/// run inside the measured window. Returns a note saying how long it took
+/// (or that it gave up).
+[[nodiscard]] std::string wait_journal_threads_idle(const std::vector<pid_t>& pids, double max_seconds);
+
+/// Audits the outbound journal a client engine wrote: libhft journals with
+/// hft::engine::audit_journal (record CRC, framing, CheckSum, dictionary
+/// validation, contiguous sequence numbers), QuickFIX FileStores
+/// (*.header/*.body) with the same framing, CheckSum and sequence checks.
+/// Passes when every check passes and the journal holds exactly
+/// `expected_orders` NewOrderSingles.
+[[nodiscard]] AuditResult audit_client_journal(const std::filesystem::path& dir, std::uint64_t expected_orders);
+
+/// Audits one venue session store: inbound NewOrderSingles == `orders`,
+/// outbound ExecutionReports == `reports`, both journals pass.
+[[nodiscard]] AuditResult audit_venue_store(const std::filesystem::path& session_dir, std::uint64_t orders,
+                                            std::uint64_t reports);
+
+/// Combines audits: fail if any failed, pass if all passed, else not-run.
+[[nodiscard]] AuditResult combine_audits(const std::vector<std::pair<std::string, AuditResult>>& parts);
+
+/// Removes the journals of a run whose audit passed (640 MiB segments add up
+/// quickly); keeps everything when it failed. Returns a note.
+[[nodiscard]] std::string remove_run_journals(const std::filesystem::path& run_dir, const AuditResult& audit);
+
+/// Bytes of the segment files under `dir` (recursive): the journal's disk use.
+[[nodiscard]] std::uint64_t directory_bytes(const std::filesystem::path& dir);
+
+/// Preflight shared by the engine lanes: a given --venue is reachable, the
+/// venue executable exists otherwise, the journal request is expressible.
+[[nodiscard]] Expected<void> engine_lane_preflight(const LaneConfig& config);
+
+}  // namespace hft::lab::lanes

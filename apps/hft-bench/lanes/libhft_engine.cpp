@@ -1,0 +1,177 @@
+// The libhft engine adapter: one hft::engine::Engine with one FIXT.1.1
+// initiator session (CLIENT1 -> EXECUTOR), journaling under the run
+// directory, polled by the lane's thread (PollMode=busy; no engine thread).
+//
+// tx boundary (send_new_order): take an Order from a preallocated pool and
+// set three fields; Session::begin_app claims room in the outbound journal
+// and writes the header (34, 49, 50, 52 from one clock read, 56, 57); the
+// body fields follow in the reference order, 60 from a second clock read;
+// Session::send finishes BodyLength and CheckSum, commits the journal record
+// and hands the bytes to send() on the non-blocking TCP_NODELAY socket. The
+// call returns when send() accepted the bytes (or the engine queued the
+// rest; counted, see stop()).
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <span>
+#include <string>
+#include <thread>
+
+#include "hft/codec/encoder.hpp"
+#include "hft/core/clock.hpp"
+#include "hft/core/object_pool.hpp"
+#include "hft/engine/config.hpp"
+#include "hft/engine/engine.hpp"
+#include "hft/engine/log.hpp"
+#include "hft/lab/engine_adapter.hpp"
+#include "hft/session/session.hpp"
+#include "lane_support.hpp"
+
+namespace hft::lab::lanes {
+namespace {
+
+namespace tag = codec::tag;
+
+/// Counts ExecutionReports and remembers the ClOrdID index of the first one
+/// seen since the last poll.
+class ClientApplication final : public session::Application {
+ public:
+  void on_logon(session::Session&) noexcept override { logged_on_ = true; }
+  void on_logout(session::Session&) noexcept override { logged_on_ = false; }
+  session::Decision to_app(session::Session&, std::span<const char> message, bool) noexcept override {
+    last_size_ = message.size();
+    return session::Decision::accept();
+  }
+  session::Decision from_app(session::Session&, const codec::MessageView& message) noexcept override {
+    if (message.msg_type() != "8") {
+      ++other_;
+      return session::Decision::accept();
+    }
+    std::uint64_t index = 0;
+    if (!message.get_uint(tag::kClOrdID, index)) ++bad_;
+    if (reports_this_poll_ == 0) first_index_ = index;
+    ++reports_this_poll_;
+    ++reports_;
+    return session::Decision::accept();
+  }
+
+  bool logged_on_ = false;
+  std::size_t last_size_ = 0;  // wire bytes of the last application message sent
+  std::uint32_t reports_this_poll_ = 0;
+  std::uint64_t first_index_ = 0;
+  std::uint64_t reports_ = 0;
+  std::uint64_t bad_ = 0;
+  std::uint64_t other_ = 0;
+};
+
+class LibhftAdapter final : public EngineAdapter {
+ public:
+  LibhftAdapter() : pool_(kPoolSize) {}
+
+  std::string_view name() const noexcept override { return "libhft"; }
+  std::string version() const override { return "libhft (this build): Engine, PollMode=busy, journal per session"; }
+
+  Expected<void> start(const LaneConfig& config) override {
+    auto journal = journal_keys(config.segment_size, config.prealloc);
+    if (!journal) return journal.error();
+    store_root_ = config.run_dir / "client-store";
+    const std::string dir = spec_dir();
+    std::string text = "# hft-bench libhft client: written per run\n[DEFAULT]\nNonStopSession=Y\n";
+    text += "PollMode=busy\nIdleStrategy=busy-spin\n";
+    text += "FileStorePath=" + store_root_.string() + "\n" + *journal;
+    text += "\n[SESSION]\nConnectionType=initiator\nBeginString=" + std::string(ref::kBeginString) + "\n";
+    text += "SenderCompID=" + std::string(ref::kSender) + "\nTargetCompID=" + std::string(ref::kTarget) + "\n";
+    text += "SenderSubID=" + std::string(ref::kSenderSub) + "\nTargetSubID=" + std::string(ref::kTargetSub) + "\n";
+    text += "DefaultApplVerID=" + std::string(ref::kApplVerID) + "\n";
+    text += "SocketConnectHost=" + config.venue_host + "\nSocketConnectPort=" + std::to_string(config.venue_port) + "\n";
+    text += "HeartBtInt=30\nReconnectInterval=1\nResetOnLogon=Y\n";
+    // Large queues on both ends: an unpaced sender outruns the venue for a
+    // while; the engine must queue, never drop the connection.
+    text += "SocketSendBufferSize=4M\nSendBufferSize=16M\n";
+    text += "TransportDataDictionary=" + dir + "/FIXT11.xml\nAppDataDictionary=" + dir + "/FIX50SP2.xml\n";
+    auto cfg = engine::Config::parse(text, (config.run_dir / "client.cfg").string());
+    if (!cfg) return Error{"libhft client config: " + cfg.error().message};
+    logger_ = std::make_unique<engine::StreamLogger>(session::LogLevel::kWarn);
+    auto created = engine::Engine::create(*cfg, app_, logger_.get());
+    if (!created) return Error{"libhft: " + created.error().message};
+    engine_ = std::move(*created);
+    session_ = &engine_->session(0);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!session_->is_logged_on()) {
+      (void)engine_->poll();
+      if (std::chrono::steady_clock::now() > deadline) {
+        return Error{"libhft: no Logon answer from " + config.venue_host + ":" + std::to_string(config.venue_port) +
+                     " within 10 s"};
+      }
+    }
+    return {};
+  }
+
+  bool send_new_order(std::uint64_t i) noexcept override {
+    Order* order = pool_.acquire();
+    if (order == nullptr) return false;
+    order->cl_ord_id = i;
+    order->price = ref::kPrice;
+    order->quantity = ref::kOrderQty;
+    session::OutgoingMessage& m = session_->begin_app("D", engine::Engine::now());
+    m.add_uint(tag::kClOrdID, order->cl_ord_id);
+    m.add(tag::kSymbol, ref::kSymbol);
+    m.add_char(tag::kSide, ref::kSide);
+    m.add_int(tag::kOrderQty, order->quantity);
+    m.add_int(tag::kPrice, order->price);
+    m.add_char(tag::kOrdType, ref::kOrdType);
+    m.add_char(tag::kTimeInForce, ref::kTimeInForce);
+    m.add_raw(ref::kParties);
+    m.writer().add_timestamp(tag::kTransactTime, core::realtime_ns(), codec::TimePrecision::kMillis, formatter_);
+    const session::SendStatus status = session_->send(m);
+    pool_.release(order);
+    if (status != session::SendStatus::kOk) {
+      ++failures_;
+      return false;
+    }
+    return true;
+  }
+
+  std::uint32_t poll_execution_reports(std::uint64_t& first_index) noexcept override {
+    app_.reports_this_poll_ = 0;
+    (void)engine_->poll();
+    if (app_.reports_this_poll_ != 0) first_index = app_.first_index_;
+    return app_.reports_this_poll_;
+  }
+
+  std::size_t last_order_size() const noexcept override { return app_.last_size_; }
+
+  Expected<std::filesystem::path> stop() override {
+    if (!engine_) return std::filesystem::path{};
+    engine_->logout_all(2'000'000'000);
+    const engine::EngineStats stats = engine_->stats();
+    const std::string session_dir = std::string(ref::kBeginString) + "-" + std::string(ref::kSender) + "-" +
+                                    std::string(ref::kTarget);
+    engine_.reset();  // closes the store: the journal is flushed per policy
+    if (stats.send_overflows != 0) {
+      return Error{"libhft: the engine's send queue overflowed " + std::to_string(stats.send_overflows) +
+                   " time(s) (the venue did not drain the socket)"};
+    }
+    if (app_.bad_ != 0) return Error{"libhft: " + std::to_string(app_.bad_) + " ExecutionReports without a ClOrdID"};
+    return store_root_ / session_dir;
+  }
+
+ private:
+  static constexpr std::size_t kPoolSize = 64;
+  ClientApplication app_;
+  std::unique_ptr<engine::StreamLogger> logger_;
+  std::unique_ptr<engine::Engine> engine_;
+  session::Session* session_ = nullptr;
+  core::ObjectPool<Order> pool_;
+  codec::TimestampFormatter formatter_;
+  std::filesystem::path store_root_;
+  std::uint64_t failures_ = 0;
+};
+
+EngineInfo make_libhft_engine() {
+  return EngineInfo{"libhft", true, [] { return std::unique_ptr<EngineAdapter>(new LibhftAdapter()); }};
+}
+
+}  // namespace
+HFT_LAB_REGISTER_ENGINE(make_libhft_engine);
+}  // namespace hft::lab::lanes
