@@ -81,6 +81,7 @@ void Connection::open(int fd, const ConnectionBuffers& buffers, bool quickack, O
   quickack_ = quickack;
   writable_watched_ = false;
   shut_down_ = false;
+  corked_ = false;
   drain_deadline_ns_ = 0;
   close_reason_ = CloseReason::kLocal;
   close_error_ = 0;
@@ -120,6 +121,8 @@ void Connection::close() noexcept {
 void Connection::close(std::int64_t timeout_ns) noexcept {
   if (state_ != State::kOpen) return;
   if (timeout_ns <= 0) {
+    if (corked_ && send_end_ != send_begin_) (void)flush();  // best effort: they were accepted
+    if (state_ != State::kOpen) return;
     mark_closing(CloseReason::kLocal, 0);
     return;
   }
@@ -224,6 +227,23 @@ SendResult Connection::send(std::span<const char> data) noexcept {
     result.status = SendStatus::kNotOpen;
     return result;
   }
+  if (corked_) {
+    // Answer to a received batch: append, written when on_data() returns.
+    const std::size_t pending = send_end_ - send_begin_;
+    if (send_capacity_ - send_end_ < data.size() && send_begin_ > 0) {
+      std::memmove(send_buf_.get(), send_buf_.get() + send_begin_, pending);
+      send_end_ = pending;
+      send_begin_ = 0;
+    }
+    if (send_capacity_ - send_end_ >= data.size()) {
+      std::memcpy(send_buf_.get() + send_end_, data.data(), data.size());
+      send_end_ += data.size();
+      result.status = SendStatus::kQueued;
+      result.queued = static_cast<std::uint32_t>(data.size());
+      return result;
+    }
+    // No room: the normal path writes what is queued first.
+  }
   // Bytes queued earlier go first; only an empty queue lets new bytes
   // go straight to the socket.
   if (send_end_ != send_begin_) {
@@ -323,7 +343,19 @@ int Connection::read_once() noexcept {
     recv_end_ += static_cast<std::size_t>(n);
     bytes_received_ += static_cast<std::uint64_t>(n);
     if (quickack_) (void)rearm_quickack(fd_);
+    corked_ = true;
     handler_->on_data(*this);
+    corked_ = false;
+    if (state_ == State::kOpen && send_end_ != send_begin_) {
+      (void)flush();
+      if (state_ == State::kOpen) {
+        if (send_end_ != send_begin_) {
+          watch_writable(true);
+        } else {
+          handler_->on_drained(*this);
+        }
+      }
+    }
     // Full with nothing consumed: the consumer is waiting for bytes that
     // can never fit.
     if (state_ == State::kOpen && recv_begin_ == 0 && recv_end_ == recv_capacity_) {

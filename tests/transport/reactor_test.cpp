@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -465,6 +466,47 @@ TEST_P(ReactorModes, partially_consumed_data_is_kept_and_compacted) {
   }
   ASSERT_TRUE(pump(*reactor, [&] { return server.messages.size() == stream.size(); }));
   EXPECT_TRUE(server.messages == stream);
+}
+
+TEST_P(ReactorModes, answers_sent_inside_on_data_leave_together_after_the_callback_in_order) {
+  // A venue answers each message of a received batch; the answers are
+  // queued during the callback and written with one send() after it.
+  struct Answerer : ConnectionHandler {
+    void on_data(Connection& c) noexcept override {
+      auto bytes = c.received();
+      while (bytes.size() >= 10) {
+        const std::string answer = "ACK" + std::string(bytes.data(), 10);
+        const SendResult r = c.send(answer);
+        if (r.status == SendStatus::kQueued && r.accepted() == answer.size()) ++deferred;
+        ++answers;
+        c.consume(10);
+        bytes = c.received();
+      }
+      outbound_at_return = c.pending_send_bytes();
+    }
+    int answers = 0, deferred = 0;
+    std::size_t outbound_at_return = 0;
+  } server;
+  Recorder client;
+  auto reactor = make_reactor(GetParam());
+  auto listener = reactor->add_listener(listen_on_loopback(), server);
+  ASSERT_TRUE(listener.ok());
+  auto connector = reactor->add_connector(connector_to((*listener)->port()), client);
+  ASSERT_TRUE(connector.ok());
+  ASSERT_TRUE(pump(*reactor, [&] { return client.connected == 1; }));
+  std::string batch, expected;
+  for (int i = 0; i < 50; ++i) {
+    char m[11];
+    std::snprintf(m, sizeof m, "msg-%06d", i);
+    batch += m;
+    expected += std::string("ACK") + m;
+  }
+  ASSERT_EQ((*connector)->connection()->send(batch).status, SendStatus::kSent);
+  ASSERT_TRUE(pump(*reactor, [&] { return client.data.size() == expected.size(); }));
+  EXPECT_EQ(client.data, expected);
+  EXPECT_EQ(server.answers, 50);
+  EXPECT_EQ(server.deferred, 50);         // every answer was queued, none written one by one
+  EXPECT_GT(server.outbound_at_return, 0u);  // still queued when the callback returned
 }
 
 TEST_P(ReactorModes, a_full_connection_table_rejects_the_accept_and_the_client_sees_a_close) {

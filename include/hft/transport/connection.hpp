@@ -118,6 +118,9 @@ class Connection {
   /// Writes `data` to the socket, as much as the kernel takes, and copies
   /// the rest to the outbound buffer. Bytes queued earlier are written
   /// first, so order is kept. Never blocks, allocates or throws.
+  /// Called from inside ConnectionHandler::on_data(), the bytes are queued
+  /// (kQueued) and written together with the other answers to the same
+  /// receive when on_data() returns: one syscall per received batch.
   /// Returns kSent, kQueued, kOverflow, kNotOpen or kError (see SendStatus).
   [[nodiscard]] SendResult send(std::span<const char> data) noexcept;
   /// The same for text (overloads so that strings and literals are not
@@ -234,6 +237,10 @@ class Connection {
   bool quickack_ = false;
   bool writable_watched_ = false;
   bool shut_down_ = false;  // draining: SHUT_WR done, waiting for the acknowledgement
+  // Inside on_data(): sends are appended to the outbound buffer and written
+  // with one send() when the callback returns (answers to a batch of
+  // received messages leave in one syscall, not one each).
+  bool corked_ = false;
   std::int64_t drain_deadline_ns_ = 0;
   CloseReason close_reason_ = CloseReason::kLocal;
   int close_error_ = 0;
