@@ -44,8 +44,8 @@ struct SessionSettings {
   bool reset_on_logon = false;       ///< ResetOnLogon
   bool reset_on_logout = false;      ///< ResetOnLogout
   bool reset_on_disconnect = false;  ///< ResetOnDisconnect
-  /// RefreshOnLogon. Accepted for compatibility and ignored: the store keeps
-  /// its sequence numbers in shared memory-mapped files, never a stale copy.
+  /// RefreshOnLogon. The engine refuses Y (unsupported: sequence numbers are
+  /// not reloaded from the store at Logon); kept so that N round-trips.
   bool refresh_on_logon = false;
   bool send_next_expected_msg_seq_num = false;  ///< SendNextExpectedMsgSeqNum: 789 on Logon (4.4+)
   bool send_redundant_resend_requests = false;  ///< SendRedundantResendRequests
