@@ -71,7 +71,11 @@ std::string venue_config_text(const VenueSpec& spec, const fs::path& store_dir) 
   const std::string dir = spec_dir();
   std::string t = "# hft-bench venue: written per run\n[DEFAULT]\nNonStopSession=Y\n";
   t += spec.busy_poll ? "PollMode=busy\nIdleStrategy=busy-spin\n" : "PollMode=epoll\n";
-  if (spec.core >= 0) t += "EngineThreadCore=" + std::to_string(spec.core) + "\n";
+  if (spec.core >= 0) {
+    // The venue's journal helper shares the venue's core, never the client's.
+    t += "EngineThreadCore=" + std::to_string(spec.core) + "\n";
+    t += "JournalThreadCore=" + std::to_string(spec.core) + "\n";
+  }
   t += "ConnectionType=acceptor\nBeginString=" + std::string(ref::kBeginString) + "\n";
   t += "SenderCompID=" + std::string(ref::kTarget) + "\n";
   t += "SenderSubID=" + std::string(ref::kTargetSub) + "\nTargetSubID=" + std::string(ref::kSenderSub) + "\n";
