@@ -10,7 +10,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -496,10 +495,10 @@ TEST_P(ReactorModes, answers_sent_inside_on_data_leave_together_after_the_callba
   ASSERT_TRUE(pump(*reactor, [&] { return client.connected == 1; }));
   std::string batch, expected;
   for (int i = 0; i < 50; ++i) {
-    char m[11];
-    std::snprintf(m, sizeof m, "msg-%06d", i);
+    const std::string n = std::to_string(i);
+    const std::string m = "msg-" + std::string(6 - n.size(), '0') + n;  // 10 bytes
     batch += m;
-    expected += std::string("ACK") + m;
+    expected += "ACK" + m;
   }
   ASSERT_EQ((*connector)->connection()->send(batch).status, SendStatus::kSent);
   ASSERT_TRUE(pump(*reactor, [&] { return client.data.size() == expected.size(); }));
