@@ -22,26 +22,12 @@
 #include "hft/core/idle.hpp"
 #include "hft/lab/pacer.hpp"
 
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
-
 namespace hft::lab {
 
 namespace {
 
-// Fenced TSC reads: the fence keeps the read from drifting into or out of the
-// timed syscalls, so a sample brackets exactly send() .. last byte received.
-inline std::uint64_t tsc_now() noexcept {
-#if defined(__x86_64__)
-  _mm_lfence();
-  const std::uint64_t t = __rdtsc();
-  _mm_lfence();
-  return t;
-#else
-  return core::rdtsc();
-#endif
-}
+// Fenced TSC reads: a sample brackets exactly send() .. last byte received.
+inline std::uint64_t tsc_now() noexcept { return core::rdtsc_fenced(); }
 
 enum class PollMode : std::uint8_t { kBusy, kBlocking };
 enum class LoadMode : std::uint8_t { kClosed, kPaced };
@@ -416,20 +402,10 @@ class FloorClient {
     ctx_.report_progress(cfg_.warmup + cfg_.calls);
     // verified_ counted messages; an echo with a wrong byte was also counted
     // in mismatches_, so the audit fails on either.
-    result.completed = pacer.completed();
-    result.target_rate = cfg_.rate;
-    result.achieved_rate = pacer.achieved_rate();
-    result.wall_seconds = static_cast<double>(pacer.wall_ticks()) / hz;
-    result.late = pacer.late();
-    result.late_threshold_ns = static_cast<double>(pacer.late_threshold()) * 1e9 / hz;
-    result.shed = pacer.shed();
-    result.shed_indices = pacer.shed_indices();
-    result.window = cfg_.window;
-    result.max_in_flight = pacer.max_in_flight();
     if (pacer.errors() != 0) {
       return Error{"client: " + std::to_string(pacer.errors()) + " completions did not match an issued call"};
     }
-    result.series = std::move(pacer).take_series();
+    take_pacer_result(std::move(pacer), result);
     return {};
   }
 

@@ -5,6 +5,7 @@
 
 #include "hft/lab/engine_adapter.hpp"
 #include "hft/lab/floor_lane.hpp"
+#include "hft/lab/pacer.hpp"
 
 namespace hft::lab {
 
@@ -106,5 +107,20 @@ std::vector<std::string> EngineRegistry::names() const {
 }
 
 EngineRegistrar::EngineRegistrar(EngineInfo (*factory)()) { EngineRegistry::instance().add(factory()); }
+
+void take_pacer_result(Pacer&& pacer, RunResult& out) {
+  const PacerSettings& ps = pacer.settings();
+  out.completed = pacer.completed();
+  out.target_rate = ps.rate_per_s;
+  out.achieved_rate = pacer.achieved_rate();
+  out.wall_seconds = static_cast<double>(pacer.wall_ticks()) / ps.ticks_per_second;
+  out.late = pacer.late();
+  out.late_threshold_ns = static_cast<double>(pacer.late_threshold()) * 1e9 / ps.ticks_per_second;
+  out.shed = pacer.shed();
+  out.shed_indices = pacer.shed_indices();
+  out.window = ps.window;
+  out.max_in_flight = pacer.max_in_flight();
+  out.series = std::move(pacer).take_series();
+}
 
 }  // namespace hft::lab

@@ -17,6 +17,7 @@
 
 #include "hft/codec/encoder.hpp"
 #include "hft/store/journal.hpp"
+#include "support/temp_dir.hpp"
 #include "hft/store/message_store.hpp"
 
 namespace hft::engine::test {
@@ -25,25 +26,7 @@ namespace hft::engine::test {
 inline constexpr std::int64_t kT0 = 1'767'225'600'000'000'000;
 inline constexpr std::int64_t kMs = 1'000'000;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/hft_journal_test_XXXXXX";
-    const char* made = ::mkdtemp(tmpl);
-    path_ = made != nullptr ? made : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const std::string& path() const { return path_; }
-  [[nodiscard]] std::string sub(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using TempDir = hft::test::TempDir;
 
 using Body = std::vector<std::pair<int, std::string>>;
 

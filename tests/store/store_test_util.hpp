@@ -14,29 +14,12 @@
 #include <vector>
 
 #include "hft/store/journal.hpp"
+#include "support/temp_dir.hpp"
 
 namespace hft::store::test {
 
 /// A fresh directory under /tmp, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/hft_store_test_XXXXXX";
-    const char* made = ::mkdtemp(tmpl);
-    path_ = made != nullptr ? made : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const std::string& path() const { return path_; }
-  [[nodiscard]] std::string sub(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using TempDir = hft::test::TempDir;
 
 inline JournalConfig small_config(const std::string& dir, std::size_t segment_size = 64 * 1024) {
   JournalConfig c;

@@ -53,18 +53,6 @@ Expected<Templates> make_templates() {
   return t;
 }
 
-inline void fill_order(codec::MessageWriter& w, std::uint64_t id, std::int64_t now_ns,
-                       codec::TimestampFormatter& f) noexcept {
-  w.add_uint(tag::kClOrdID, id);
-  w.add(tag::kSymbol, ref::kSymbol);
-  w.add_char(tag::kSide, ref::kSide);
-  w.add_int(tag::kOrderQty, ref::kOrderQty);
-  w.add_int(tag::kPrice, ref::kPrice);
-  w.add_char(tag::kOrdType, ref::kOrdType);
-  w.add_char(tag::kTimeInForce, ref::kTimeInForce);
-  w.add_raw(ref::kParties);
-  w.add_timestamp(tag::kTransactTime, now_ns, codec::TimePrecision::kMillis, f);
-}
 
 inline void fill_report(codec::MessageWriter& w, std::uint64_t id, std::int64_t now_ns,
                         codec::TimestampFormatter& f) noexcept {
@@ -129,7 +117,7 @@ void run_codec_thread(const LaneConfig& cfg, RunContext& ctx, Op op, Outcome& ou
     out.error = templates.error();
     return;
   }
-  auto orders = encode_ring(templates->order, "D", fill_order);
+  auto orders = encode_ring(templates->order, "D", ref::write_order_body);
   auto reports = encode_ring(templates->report, "8", fill_report);
   if (!orders || !reports) {
     out.error = Error{"codec: could not encode the reference messages"};
@@ -176,7 +164,7 @@ void run_codec_thread(const LaneConfig& cfg, RunContext& ctx, Op op, Outcome& ou
         codec::MessageWriter w(std::span<char>(buf.data(), buf.size()));
         w.start(h, which == 0 ? "D" : "8", k + 2, now, codec::TimePrecision::kMillis, fmt);
         if (which == 0) {
-          fill_order(w, k, now, fmt);
+          ref::write_order_body(w, k, now, fmt);
         } else {
           fill_report(w, k, now, fmt);
         }

@@ -24,27 +24,15 @@
 #include <string_view>
 #include <vector>
 
+#include "hft/codec/encoder.hpp"
+#include "hft/core/clock.hpp"
 #include "hft/core/expected.hpp"
 #include "hft/lab/lane.hpp"
 
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
-
 namespace hft::lab::lanes {
 
-/// TSC read fenced on both sides, so that a sample brackets exactly the
-/// calls between two reads.
-inline std::uint64_t tsc_now() noexcept {
-#if defined(__x86_64__)
-  _mm_lfence();
-  const std::uint64_t t = __rdtsc();
-  _mm_lfence();
-  return t;
-#else
-  return 0;
-#endif
-}
+/// TSC read fenced on both sides (core::rdtsc_fenced).
+inline std::uint64_t tsc_now() noexcept { return core::rdtsc_fenced(); }
 
 /// The LAB.md reference NewOrderSingle, field by field.
 namespace ref {
@@ -63,6 +51,21 @@ inline constexpr char kTimeInForce = '0';                   ///< 59
 /// 453 with its two party entries, pre-encoded (SOH-terminated).
 inline constexpr std::string_view kParties =
     "453=2\x01" "448=PARTY1\x01" "447=D\x01" "452=1\x01" "448=PARTY2\x01" "447=D\x01" "452=3\x01";
+
+/// Appends the reference NewOrderSingle's body (11 .. 60) to `w`, after
+/// its header: ClOrdID `id`, TransactTime `now_ns` in milliseconds.
+inline void write_order_body(codec::MessageWriter& w, std::uint64_t id, std::int64_t now_ns,
+                             codec::TimestampFormatter& f) noexcept {
+  w.add_uint(codec::tag::kClOrdID, id);
+  w.add(codec::tag::kSymbol, kSymbol);
+  w.add_char(codec::tag::kSide, kSide);
+  w.add_int(codec::tag::kOrderQty, kOrderQty);
+  w.add_int(codec::tag::kPrice, kPrice);
+  w.add_char(codec::tag::kOrdType, kOrdType);
+  w.add_char(codec::tag::kTimeInForce, kTimeInForce);
+  w.add_raw(kParties);
+  w.add_timestamp(codec::tag::kTransactTime, now_ns, codec::TimePrecision::kMillis, f);
+}
 }  // namespace ref
 
 /// The order object the tx boundary takes from a preallocated pool and

@@ -107,17 +107,8 @@ Expected<void> rtt_paced(EngineRun& run) {
   pacer.finish();
   run.context.report_progress(cfg.warmup + cfg.calls);
   if (pacer.errors() != 0) return Error{std::to_string(pacer.errors()) + " completions did not match an issued call"};
-  RunResult& r = run.result;
-  r.completed = pacer.completed();
-  r.warmup_done = cfg.warmup;
-  r.target_rate = cfg.rate;
-  r.achieved_rate = pacer.achieved_rate();
-  r.wall_seconds = static_cast<double>(pacer.wall_ticks()) / run.hz;
-  r.late = pacer.late();
-  r.late_threshold_ns = static_cast<double>(pacer.late_threshold()) * 1e9 / run.hz;
-  r.window = cfg.window;
-  r.max_in_flight = pacer.max_in_flight();
-  r.series = std::move(pacer).take_series();
+  run.result.warmup_done = cfg.warmup;
+  take_pacer_result(std::move(pacer), run.result);
   return {};
 }
 

@@ -231,15 +231,7 @@ class RxClient {
       const std::uint64_t index = next_index_++;
       codec::MessageWriter w(scratch());
       w.start(c.header, "D", c.seq++, now_ns, codec::TimePrecision::kMillis, fmt_);
-      w.add_uint(tag::kClOrdID, index);
-      w.add(tag::kSymbol, ref::kSymbol);
-      w.add_char(tag::kSide, ref::kSide);
-      w.add_int(tag::kOrderQty, ref::kOrderQty);
-      w.add_int(tag::kPrice, ref::kPrice);
-      w.add_char(tag::kOrdType, ref::kOrdType);
-      w.add_char(tag::kTimeInForce, ref::kTimeInForce);
-      w.add_raw(ref::kParties);
-      w.add_timestamp(tag::kTransactTime, now_ns, codec::TimePrecision::kMillis, fmt_);
+      ref::write_order_body(w, index, now_ns, fmt_);
       const auto r = w.finish();
       std::memcpy(c.tx.data() + c.tx_end, r.message.data(), r.message.size());
       c.tx_end += r.message.size();

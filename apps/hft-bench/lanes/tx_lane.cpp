@@ -131,17 +131,8 @@ Expected<void> tx_paced(EngineRun& run) {
   pacer.finish();
   run.context.report_progress(cfg.warmup + cfg.calls);
   note_waits(run, waits);
-  RunResult& r = run.result;
-  r.completed = pacer.completed();
-  r.warmup_done = cfg.warmup;
-  r.target_rate = cfg.rate;
-  r.achieved_rate = pacer.achieved_rate();
-  r.wall_seconds = static_cast<double>(pacer.wall_ticks()) / run.hz;
-  r.late = pacer.late();
-  r.late_threshold_ns = static_cast<double>(pacer.late_threshold()) * 1e9 / run.hz;
-  r.window = 1;
-  r.max_in_flight = pacer.max_in_flight();
-  r.series = std::move(pacer).take_series();
+  run.result.warmup_done = cfg.warmup;
+  take_pacer_result(std::move(pacer), run.result);
   return {};
 }
 

@@ -25,6 +25,20 @@ namespace hft::core {
 #endif
 }
 
+/// Reads the time-stamp counter between two lfence instructions, so that the
+/// read neither drifts into nor out of the code it brackets (a timed sample
+/// covers exactly the calls between two reads).
+[[nodiscard]] inline std::uint64_t rdtsc_fenced() noexcept {
+#if defined(__x86_64__)
+  _mm_lfence();
+  const std::uint64_t t = __rdtsc();
+  _mm_lfence();
+  return t;
+#else
+  return rdtsc();
+#endif
+}
+
 /// Nanoseconds of CLOCK_MONOTONIC_RAW.
 [[nodiscard]] inline std::int64_t monotonic_raw_ns() noexcept {
   timespec ts;

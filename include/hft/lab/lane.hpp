@@ -117,6 +117,14 @@ struct RunResult {
   std::vector<std::pair<std::string, std::string>> notes;
 };
 
+class Pacer;
+
+/// Moves a finished Pacer's outcome into `out`: completed calls, target and
+/// achieved rate, wall time, late calls and their threshold, shed calls,
+/// window and largest in-flight count (from its settings and counters), and
+/// its three series. Warm-ups, audit and notes stay the caller's.
+void take_pacer_result(Pacer&& pacer, RunResult& out);
+
 /// A lane (see the file comment).
 struct Lane {
   std::string name;
