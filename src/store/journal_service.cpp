@@ -1,5 +1,7 @@
 #include "hft/store/journal_service.hpp"
 
+#include <algorithm>
+
 #include "hft/core/clock.hpp"
 #include "hft/core/cpu.hpp"
 #include "hft/store/journal.hpp"
@@ -40,8 +42,27 @@ void JournalService::stop() noexcept {
 }
 
 void JournalService::run() noexcept {
+  if (config_.idle == core::IdleKind::kSleep) {
+    while (!stop_.load(std::memory_order_acquire)) {
+      const std::int64_t t0 = core::monotonic_ns();
+      const int work = do_work();
+      if (work > 0) {
+        const auto busy = std::chrono::nanoseconds(core::monotonic_ns() - t0);
+        const auto pause = std::max<std::chrono::nanoseconds>(config_.work_pause, busy * config_.busy_ratio);
+        if (pause.count() > 0) std::this_thread::sleep_for(pause);
+      } else {
+        std::this_thread::sleep_for(config_.idle_sleep);
+      }
+    }
+    return;
+  }
   core::IdleStrategy idle(config_.idle);
-  while (!stop_.load(std::memory_order_acquire)) idle.idle(do_work());
+  const bool pause = config_.work_pause.count() > 0 && config_.idle == core::IdleKind::kBackoff;
+  while (!stop_.load(std::memory_order_acquire)) {
+    const int work = do_work();
+    idle.idle(work);
+    if (work > 0 && pause) std::this_thread::sleep_for(config_.work_pause);
+  }
 }
 
 int JournalService::do_work() noexcept {

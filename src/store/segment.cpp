@@ -84,6 +84,7 @@ int create_segment_file(const char* path, std::uint64_t number, std::size_t size
     ::unlink(path);
     return err;
   }
+  advise_writer_access(static_cast<char*>(p), size);
   SegmentHeader header;
   fill_header(header, number, size, alignment, created_ns);
   std::memcpy(p, &header, sizeof(header));
@@ -93,10 +94,16 @@ int create_segment_file(const char* path, std::uint64_t number, std::size_t size
   out.alignment = alignment;
   out.fd = fd;
   out.prefaulted.store(false, std::memory_order_relaxed);
+  out.zero_filled = false;
   out.final_end = 0;
   out.final_slot_low = size;
   out.prepare_started_ns = 0;
   return 0;
+}
+
+void advise_writer_access(char* base, std::size_t size) noexcept {
+  // Advice only: a kernel that refuses it still works, just less evenly.
+  (void)::madvise(base, size, MADV_RANDOM);
 }
 
 void close_segment(Segment& segment) noexcept {

@@ -83,7 +83,7 @@ inline std::string utc_text(std::int64_t ns, bool millis = false) {
   const std::time_t s = static_cast<std::time_t>(ns / 1'000'000'000);
   std::tm tm{};
   gmtime_r(&s, &tm);
-  char buf[32];
+  char buf[80];  // room for any int the format could print (-Wformat-truncation)
   std::snprintf(buf, sizeof(buf), "%04d%02d%02d-%02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
   std::string out(buf);

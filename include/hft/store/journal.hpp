@@ -267,8 +267,12 @@ class Journal {
   int service_prefault() noexcept;
   int service_flush(std::int64_t now) noexcept;
   int service_rewarm(std::int64_t now) noexcept;
+  int service_fill(std::int64_t now) noexcept;
   int service_retention(std::int64_t now) noexcept;
+  /// flush_finished + unmap + close + back to the pool, in one go.
   void finish_segment(detail::Segment* segment) noexcept;
+  /// The durability policy's flush of a finished segment (service side).
+  void flush_finished(detail::Segment* segment) noexcept;
   void service_error(int err) noexcept;
 
   // ---- writer state (owner thread), hot fields first ----
@@ -336,6 +340,10 @@ class Journal {
   std::int64_t next_rewarm_ns_ = 0;
   detail::Segment* rewarm_segment_ = nullptr;
   std::size_t rewarm_last_end_ = 0;
+  detail::Segment* filling_ = nullptr;  ///< the next spare, being zero-filled (not handed over)
+  std::size_t fill_next_ = 0;
+  detail::Segment* unmapping_ = nullptr;  ///< retired, being unmapped chunk by chunk
+  std::size_t unmapped_ = 0;
   std::int64_t next_retention_ns_ = 0;
   std::int64_t spare_retry_ns_ = 0;
   std::vector<Retained> retained_;     ///< ring of finished segments, oldest first
