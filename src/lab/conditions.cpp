@@ -178,11 +178,16 @@ QuietSample ProcSampler::sample(double at_s, std::size_t top) {
       std::string field;
       std::uint64_t utime = 0;
       std::uint64_t stime = 0;
-      // Fields after comm start at 3 (state); utime is 14, stime 15.
+      long ppid = 0;
+      // Fields after comm start at 3 (state); ppid is 4, utime 14, stime 15.
       for (int k = 3; k <= 15 && rest >> field; ++k) {
+        if (k == 4) ppid = std::strtol(field.c_str(), nullptr, 10);
         if (k == 14) utime = std::strtoull(field.c_str(), nullptr, 10);
         if (k == 15) stime = std::strtoull(field.c_str(), nullptr, 10);
       }
+      // The lab's own processes (the venues it starts) are the measurement,
+      // not competing load.
+      if (ppid == self) continue;
       const std::uint64_t ticks = utime + stime;
       current.push_back({static_cast<int>(pid), ticks});
       const auto it = std::lower_bound(previous_.begin(), previous_.end(), static_cast<int>(pid),

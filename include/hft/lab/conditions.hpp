@@ -58,7 +58,8 @@ class ProcSampler {
  public:
   ProcSampler();
   /// CPU use of every other process since the previous call (or construction),
-  /// top `top` by CPU, plus the load averages now.
+  /// top `top` by CPU, plus the load averages now. The calling process and
+  /// its children (the venues the lab starts) are not listed.
   [[nodiscard]] QuietSample sample(double at_s, std::size_t top = 5);
 
  private:
