@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -27,9 +29,15 @@ constexpr std::uint64_t kNoPin = std::numeric_limits<std::uint64_t>::max();
 constexpr std::size_t kPrefaultChunk = 64 * kPageSize;
 // A zero-filled spare's pages are in the page cache: pre-faulting only maps
 // them (64 MiB in 2.5 ms), so larger chunks, fewer wake-ups.
-constexpr std::size_t kPrefaultFilledChunk = 512 * kPageSize;
-constexpr std::size_t kFillChunk = 128 * kPageSize;  // pwrite of zeros per duty cycle (~0.1 ms)
-constexpr std::size_t kUnmapChunk = std::size_t{4} << 20;  // per service duty cycle
+constexpr std::size_t kPrefaultFilledChunk = std::size_t{2} << 20;
+// Per duty cycle: zeros written (~0.1 ms) and bytes unmapped. Measured in
+// the rtt lane (64 MiB segments): 2 MiB fill / 8 MiB pre-fault / 16 MiB
+// unmap pieces gave fewer interrupted calls (p99.9 90-110 us instead of
+// 150-400 us) but 16-19 ms maxima; these sizes keep the maximum at the
+// host's own (the floor lane's 4-5 ms).
+constexpr std::size_t kFillChunk = std::size_t{512} << 10;
+constexpr std::size_t kZeroBlock = std::size_t{64} << 10;  // one iovec of the fill
+constexpr std::size_t kUnmapChunk = std::size_t{4} << 20;
 constexpr std::size_t kFirstPrefault = 64 * kPageSize;    // before a spare is handed over
 constexpr std::int64_t kSpareRetryNs = 100'000'000;
 constexpr std::int64_t kRetentionPeriodNs = 200'000'000;
@@ -1121,12 +1129,20 @@ int Journal::service_spare(std::int64_t now) noexcept {
 }
 
 int Journal::service_fill(std::int64_t now) noexcept {
-  // Zeros for pwrite(); never written to.
-  alignas(kPageSize) static const char kZeros[kFillChunk] = {};
+  // Zeros for pwritev(), the same block repeated; never written to.
+  alignas(kPageSize) static const char kZeros[kZeroBlock] = {};
   Segment* s = filling_;
   if (fill_next_ < s->size) {
-    const std::size_t n = std::min(kFillChunk - fill_next_ % kFillChunk, s->size - fill_next_);  // aligned after the first
-    const ssize_t w = ::pwrite(s->fd, kZeros, n, static_cast<off_t>(fill_next_));
+    // Aligned to the chunk after the first (which starts after the header).
+    const std::size_t n = std::min(kFillChunk - fill_next_ % kFillChunk, s->size - fill_next_);
+    std::array<iovec, kFillChunk / kZeroBlock> iov;
+    int count = 0;
+    for (std::size_t left = n; left > 0 && count < static_cast<int>(iov.size()); ++count) {
+      const std::size_t len = std::min(left, kZeroBlock);
+      iov[static_cast<std::size_t>(count)] = iovec{const_cast<char*>(kZeros), len};
+      left -= len;
+    }
+    const ssize_t w = ::pwritev(s->fd, iov.data(), count, static_cast<off_t>(fill_next_));
     if (w > 0) {
       fill_next_ += static_cast<std::size_t>(w);
       return 1;
