@@ -48,7 +48,9 @@ void JournalService::run() noexcept {
       const int work = do_work();
       if (work > 0) {
         const auto busy = std::chrono::nanoseconds(core::monotonic_ns() - t0);
-        const auto pause = std::max<std::chrono::nanoseconds>(config_.work_pause, busy * config_.busy_ratio);
+        const auto pause =
+            writing_ ? std::max<std::chrono::nanoseconds>(config_.work_pause, busy * config_.busy_ratio)
+                     : std::chrono::nanoseconds(config_.work_pause);
         if (pause.count() > 0) std::this_thread::sleep_for(pause);
       } else {
         std::this_thread::sleep_for(config_.idle_sleep);
@@ -68,14 +70,20 @@ void JournalService::run() noexcept {
 int JournalService::do_work() noexcept {
   const std::int64_t now = core::monotonic_ns();
   int work = 0;
-  for (auto& slot : journals_) {
+  bool writing = false;
+  for (std::size_t i = 0; i < journals_.size(); ++i) {
+    auto& slot = journals_[i];
     Journal* j = slot.load(std::memory_order_acquire);
     if (j == nullptr) continue;
+    const std::uint64_t position = j->write_position();
+    writing |= position != positions_[i];
+    positions_[i] = position;
     // Dekker with detach(): announce, then re-check the slot.
     current_.store(j, std::memory_order_seq_cst);
     if (slot.load(std::memory_order_seq_cst) == j) work += j->maintain(now);
     current_.store(nullptr, std::memory_order_release);
   }
+  writing_ = writing;
   cycles_.fetch_add(1, std::memory_order_relaxed);
   return work;
 }

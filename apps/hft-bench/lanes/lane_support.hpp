@@ -148,10 +148,11 @@ class VenueProcess {
 [[nodiscard]] std::uint64_t thread_cpu_ns(pid_t pid, pid_t tid);
 
 /// Waits until the journal service threads ("hft-journal") of the given
-/// processes stop pre-faulting (under 25% of a CPU each over 100 ms), at most
+/// processes stop preparing segments (under 3% of a CPU each over 100 ms), at most
 /// `max_seconds`: segment pre-creation and pre-faulting at start must not
-/// run inside the measured window. Returns a note saying how long it took
-/// (or that it gave up).
+/// run inside the measured window. Then sync()s, so the write-back of the
+/// prepared segments does not either. Returns a note saying how long it
+/// took (or that it gave up).
 [[nodiscard]] std::string wait_journal_threads_idle(const std::vector<pid_t>& pids, double max_seconds);
 
 /// Audits the outbound journal a client engine wrote: libhft journals with

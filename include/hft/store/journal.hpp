@@ -191,6 +191,11 @@ class Journal {
   /// JournalService thread; callable by the owner when there is no service.
   /// Concurrent calls are refused (return 0).
   int maintain(std::int64_t now_monotonic_ns) noexcept;
+  /// Where the writer is (segment and offset); changes with every append.
+  /// Any thread: the service reads it to tell a journal in use from an idle one.
+  [[nodiscard]] std::uint64_t write_position() const noexcept {
+    return published_.load(std::memory_order_relaxed);
+  }
 
   /// True when a pre-created spare segment is waiting for the next rotation.
   [[nodiscard]] bool spare_ready() const noexcept;

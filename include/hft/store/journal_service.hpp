@@ -44,10 +44,11 @@ struct JournalServiceConfig {
   /// bounded piece (at most one pre-fault chunk, one unmap chunk, ... per
   /// journal), so this bounds the share of a core the thread takes.
   std::chrono::microseconds work_pause{100};
-  /// ... and at least `busy_ratio` times as long as the cycle took, so the
-  /// thread keeps at most 1 / (1 + busy_ratio) of a core while it prepares
-  /// segments (two engines on one core: each at most 20%, measured to keep
-  /// the poller's interruptions under 0.3 ms).
+  /// ... and, while any attached journal is being written, at least
+  /// `busy_ratio` times as long as the cycle took, so the thread keeps at
+  /// most 1 / (1 + busy_ratio) of a core while it prepares segments next to
+  /// a session that is trading. With no appends (start-up, an idle market)
+  /// it prepares at full pace, still pausing work_pause between pieces.
   unsigned busy_ratio = 4;
   std::string thread_name = "hft-journal";
 };
@@ -94,6 +95,10 @@ class JournalService {
   std::atomic<bool> running_{false};
   std::atomic<int> start_state_{0};  // 0 starting, 1 ok, -1 pin failed
   std::atomic<std::uint64_t> cycles_{0};
+  // Service thread only: each journal's write_position() at the previous
+  // cycle, and whether any moved in the last one.
+  std::array<std::uint64_t, kMaxJournals> positions_{};
+  bool writing_ = false;
   std::thread thread_;
 };
 
