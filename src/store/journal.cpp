@@ -39,6 +39,7 @@ constexpr std::size_t kFillChunk = std::size_t{512} << 10;
 constexpr std::size_t kZeroBlock = std::size_t{64} << 10;  // one iovec of the fill
 constexpr std::size_t kUnmapChunk = std::size_t{4} << 20;
 constexpr std::size_t kFirstPrefault = 64 * kPageSize;    // before a spare is handed over
+constexpr std::int64_t kRewarmSliceNs = 100'000;  // re-warm per duty cycle, at most about
 constexpr std::int64_t kSpareRetryNs = 100'000'000;
 constexpr std::int64_t kRetentionPeriodNs = 200'000'000;
 
@@ -1269,24 +1270,43 @@ int Journal::service_flush(std::int64_t now) noexcept {
 }
 
 int Journal::service_rewarm(std::int64_t now) noexcept {
-  if (config_.rewarm_window == 0 || now < next_rewarm_ns_) return 0;
-  next_rewarm_ns_ = now + config_.rewarm_interval_ns;
+  if (config_.rewarm_window == 0) return 0;
+  int work = 0;
   const std::uint64_t p = published_.load(std::memory_order_acquire);
   Segment* s = &pool_[p >> 32];
-  if (s->base == nullptr || s == prefault_target_ || s == prefault_active_) return 0;
-  const std::size_t end = p & 0xFFFFFFFFu;
-  // Cover what the writer will reach before the next round, with margin.
-  const std::size_t advanced = s == rewarm_segment_ && end > rewarm_last_end_ ? end - rewarm_last_end_ : 0;
-  rewarm_segment_ = s;
-  rewarm_last_end_ = end;
-  const std::size_t window = std::max(config_.rewarm_window, 2 * advanced);
-  const std::size_t slot_low = std::min<std::size_t>(published_slot_low_.load(std::memory_order_relaxed), s->size);
-  const std::size_t slot_page = detail::page_floor(slot_low);
-  const std::size_t from = detail::page_floor(end);
-  const std::size_t to = std::min(from + window, slot_page);
-  if (to > from) detail::prefault_pages(s->base, from, to);
-  const std::size_t slots_from = slot_page >= kPageSize ? slot_page - kPageSize : 0;
-  detail::prefault_pages(s->base, std::max(slots_from, to), std::min(s->size, slot_page + kPageSize));
+  if (now >= next_rewarm_ns_) {
+    next_rewarm_ns_ = now + config_.rewarm_interval_ns;
+    rewarm_next_ = rewarm_to_ = 0;
+    if (s->base == nullptr || s == prefault_target_ || s == prefault_active_) return 0;
+    const std::size_t end = p & 0xFFFFFFFFu;
+    // Cover what the writer will reach before the next round, with margin.
+    const std::size_t advanced = s == rewarm_segment_ && end > rewarm_last_end_ ? end - rewarm_last_end_ : 0;
+    rewarm_segment_ = s;
+    rewarm_last_end_ = end;
+    const std::size_t window = std::max(config_.rewarm_window, 2 * advanced);
+    const std::size_t slot_low =
+        std::min<std::size_t>(published_slot_low_.load(std::memory_order_relaxed), s->size);
+    const std::size_t slot_page = detail::page_floor(slot_low);
+    rewarm_next_ = detail::page_floor(end);
+    rewarm_to_ = std::min(rewarm_next_ + window, slot_page);
+    const std::size_t slots_from = slot_page >= kPageSize ? slot_page - kPageSize : 0;
+    detail::prefault_pages(s->base, std::max(slots_from, rewarm_to_), std::min(s->size, slot_page + kPageSize));
+    work = 1;
+  }
+  if (rewarm_next_ >= rewarm_to_) return work;
+  if (s != rewarm_segment_ || s->base == nullptr || s == prefault_target_ || s == prefault_active_) {
+    rewarm_next_ = rewarm_to_ = 0;  // rotated meanwhile: the next round starts over
+    return work;
+  }
+  // Pages still mapped writable cost ~50 ns each to walk, pages the kernel
+  // wrote back (write-protected) a write fault of ~2 us: pieces of 64 pages
+  // until ~100 us are spent, the rest in the next cycles.
+  const std::int64_t t0 = core::monotonic_ns();
+  do {
+    const std::size_t to = std::min(rewarm_to_, rewarm_next_ + kPrefaultChunk);
+    detail::prefault_pages(s->base, rewarm_next_, to);
+    rewarm_next_ = to;
+  } while (rewarm_next_ < rewarm_to_ && core::monotonic_ns() - t0 < kRewarmSliceNs);
   return 1;
 }
 

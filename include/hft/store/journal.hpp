@@ -345,6 +345,8 @@ class Journal {
   std::int64_t next_rewarm_ns_ = 0;
   detail::Segment* rewarm_segment_ = nullptr;
   std::size_t rewarm_last_end_ = 0;
+  std::size_t rewarm_next_ = 0;  ///< this round's range, done piece by piece
+  std::size_t rewarm_to_ = 0;
   detail::Segment* filling_ = nullptr;  ///< the next spare, being zero-filled (not handed over)
   std::size_t fill_next_ = 0;
   detail::Segment* unmapping_ = nullptr;  ///< retired, being unmapped chunk by chunk
