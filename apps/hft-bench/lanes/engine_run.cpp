@@ -152,4 +152,26 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
   return result;
 }
 
+Lane make_engine_lane(std::string name, std::string summary,
+                      std::vector<std::pair<std::string, EngineLoop>> loops) {
+  Lane lane;
+  lane.name = std::move(name);
+  lane.summary = std::move(summary);
+  lane.available = true;
+  lane.uses_engine = true;
+  for (const auto& entry : loops) lane.variants.push_back(entry.first);
+  lane.default_variants = lane.variants;
+  lane.preflight = engine_lane_preflight;
+  lane.run = [name = lane.name, loops = std::move(loops)](const LaneConfig& cfg,
+                                                         RunContext& ctx) -> Expected<RunResult> {
+    for (const auto& [variant, loop] : loops) {
+      if (cfg.variant != variant) continue;
+      if (variant == "paced" && !(cfg.rate > 0)) return Error{name + " paced: --rate must be > 0"};
+      return run_engine_lane(cfg, ctx, loop);
+    }
+    return Error{name + ": unknown variant '" + cfg.variant + "'"};
+  };
+  return lane;
+}
+
 }  // namespace hft::lab::lanes

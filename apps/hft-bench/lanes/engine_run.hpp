@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "hft/core/expected.hpp"
 #include "hft/lab/engine_adapter.hpp"
@@ -42,6 +45,12 @@ using EngineLoop = std::function<Expected<void>(EngineRun&)>;
 /// order with exactly one ExecutionReport (hft-venue --no-fill).
 [[nodiscard]] Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& context,
                                                   const EngineLoop& loop);
+
+/// A lane of engine runs (tx, rtt): run once per --engines entry, one loop
+/// per variant (in this order, all run by default); a variant named "paced"
+/// needs --rate > 0.
+[[nodiscard]] Lane make_engine_lane(std::string name, std::string summary,
+                                    std::vector<std::pair<std::string, EngineLoop>> loops);
 
 /// True every 4096th call: cheap place to check a deadline in a spin loop.
 [[nodiscard]] inline bool every_4096(std::uint64_t& counter) noexcept { return (++counter & 4095U) == 0; }

@@ -112,26 +112,11 @@ Expected<void> rtt_paced(EngineRun& run) {
   return {};
 }
 
-Expected<RunResult> run_rtt(const LaneConfig& cfg, RunContext& ctx) {
-  if (cfg.variant == "closed") return run_engine_lane(cfg, ctx, rtt_closed);
-  if (cfg.variant == "paced") {
-    if (!(cfg.rate > 0)) return Error{"rtt paced: --rate must be > 0"};
-    return run_engine_lane(cfg, ctx, rtt_paced);
-  }
-  return Error{"rtt: unknown variant '" + cfg.variant + "'"};
-}
-
 Lane make_rtt_lane() {
-  Lane lane;
-  lane.name = "rtt";
-  lane.summary = "NewOrderSingle -> ExecutionReport round trip against hft-venue (validates, journals, answers)";
-  lane.available = true;
-  lane.uses_engine = true;
-  lane.variants = {"closed", "paced"};
-  lane.default_variants = lane.variants;
-  lane.preflight = engine_lane_preflight;
-  lane.run = run_rtt;
-  return lane;
+  return make_engine_lane(
+      "rtt",
+      "NewOrderSingle -> ExecutionReport round trip against hft-venue (validates, journals, answers)",
+      {{"closed", rtt_closed}, {"paced", rtt_paced}});
 }
 
 }  // namespace

@@ -136,26 +136,11 @@ Expected<void> tx_paced(EngineRun& run) {
   return {};
 }
 
-Expected<RunResult> run_tx(const LaneConfig& cfg, RunContext& ctx) {
-  if (cfg.variant == "unpaced") return run_engine_lane(cfg, ctx, tx_unpaced);
-  if (cfg.variant == "paced") {
-    if (!(cfg.rate > 0)) return Error{"tx paced: --rate must be > 0"};
-    return run_engine_lane(cfg, ctx, tx_paced);
-  }
-  return Error{"tx: unknown variant '" + cfg.variant + "'"};
-}
-
 Lane make_tx_lane() {
-  Lane lane;
-  lane.name = "tx";
-  lane.summary = "order from pool + encode (2 clock reads) + journal + send() return of a NewOrderSingle, per call";
-  lane.available = true;
-  lane.uses_engine = true;
-  lane.variants = {"unpaced", "paced"};
-  lane.default_variants = lane.variants;
-  lane.preflight = engine_lane_preflight;
-  lane.run = run_tx;
-  return lane;
+  return make_engine_lane(
+      "tx",
+      "order from pool + encode (2 clock reads) + journal + send() return of a NewOrderSingle, per call",
+      {{"unpaced", tx_unpaced}, {"paced", tx_paced}});
 }
 
 }  // namespace
