@@ -21,6 +21,7 @@
 #include "hft/codec/dictionary.hpp"
 #include "hft/codec/parser.hpp"
 #include "hft/codec/validator.hpp"
+#include "support/fix_text.hpp"
 
 namespace hft::codec {
 
@@ -28,23 +29,11 @@ namespace {
 
 const std::string kSpec = std::string(HFT_SHARED_DIR) + "/fix/spec/";
 
-std::string soh(std::string_view pipes) {
-  std::string s(pipes);
-  for (char& c : s) {
-    if (c == '|') c = kSoh;
-  }
-  return s;
-}
+using test::soh;
 
 // "8=<begin>^9=<len>^<body>10=nnn^" from a '|'-separated body.
 std::string wire(std::string_view begin, std::string_view body_pipes) {
-  const std::string body = soh(body_pipes);
-  std::string text = "8=" + std::string(begin) + kSoh + "9=" + std::to_string(body.size()) + kSoh + body;
-  unsigned sum = 0;
-  for (const char c : text) sum += static_cast<unsigned char>(c);
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "10=%03u\x01", sum % 256);
-  return text + buf;
+  return test::with_trailer(begin, soh(body_pipes));
 }
 
 // Bodies of messages that the clean paths take (groups, nested groups, raw

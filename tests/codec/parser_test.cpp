@@ -12,26 +12,14 @@
 
 #include "hft/codec/parser.hpp"
 #include "support/alloc_counter.hpp"
+#include "support/fix_text.hpp"
 
 namespace hft::codec {
 namespace {
 
-std::string soh(std::string_view text) {
-  std::string s(text);
-  for (char& c : s) {
-    if (c == '|') c = kSoh;
-  }
-  return s;
-}
+using test::soh;
 
-std::string make(std::string_view begin, std::string_view body) {
-  const std::string b = soh(body);
-  std::string m = "8=" + std::string(begin) + kSoh + "9=" + std::to_string(b.size()) + kSoh + b;
-  unsigned sum = 0;
-  for (const char c : m) sum += static_cast<unsigned char>(c);
-  std::string cs = std::to_string(sum % 256);
-  return m + "10=" + std::string(3 - cs.size(), '0') + cs + kSoh;
-}
+std::string make(std::string_view begin, std::string_view body) { return test::with_trailer(begin, soh(body)); }
 
 const char* const kNewOrderBody =
     "35=D|34=2|49=CLIENT1|52=20261130-14:36:30.691|56=EXECUTOR|50=SNDR_SUB|57=SRVR_SUB|11=1|55=NOKIA.HE|"

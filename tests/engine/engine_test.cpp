@@ -20,6 +20,7 @@
 #include "common/venue_app.hpp"
 #include "hft/core/clock.hpp"
 #include "support/alloc_counter.hpp"
+#include "support/fix_text.hpp"
 
 namespace {
 
@@ -225,15 +226,7 @@ std::string raw_fix(const std::string& type, int seq, const std::string& fields)
                            "\x01"
                            "56=VENUE\x01" +
                            fields;
-  std::string msg =
-      "8=FIX.4.4\x01"
-      "9=" +
-      std::to_string(body.size()) + "\x01" + body;
-  unsigned sum = 0;
-  for (const char c : msg) sum += static_cast<unsigned char>(c);
-  char trailer[16];
-  std::snprintf(trailer, sizeof trailer, "10=%03u\x01", sum % 256);
-  return msg + trailer;
+  return hft::test::with_trailer("FIX.4.4", body);
 }
 
 std::size_t count_of(const std::string& text, const std::string& needle) {

@@ -23,6 +23,7 @@
 #include "hft/engine/config.hpp"
 #include "hft/engine/engine.hpp"
 #include "hft/engine/session_config.hpp"
+#include "support/fix_text.hpp"
 
 namespace {
 
@@ -56,15 +57,7 @@ std::string raw_fix(const std::string& type, int seq, const std::string& fields,
                            "\x01"
                            "56=" +
                            target + "\x01" + fields;
-  std::string msg =
-      "8=FIX.4.4\x01"
-      "9=" +
-      std::to_string(body.size()) + "\x01" + body;
-  unsigned sum = 0;
-  for (const char c : msg) sum += static_cast<unsigned char>(c);
-  char trailer[16];
-  std::snprintf(trailer, sizeof trailer, "10=%03u\x01", sum % 256);
-  return msg + trailer;
+  return hft::test::with_trailer("FIX.4.4", body);
 }
 
 const std::string kLogon = raw_fix("A", 1,
@@ -306,19 +299,31 @@ TEST(ConfigKeys, max_connections_refuses_connections_beyond_the_limit) {
   ::close(second);
 }
 
-// --- SendResetSeqNumFlag ----------------------------------------------------------
-
-TEST(ConfigKeys, send_reset_seq_num_flag_makes_the_initiator_send_141_y_from_sequence_1) {
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+// A non-blocking listening socket on 127.0.0.1 and an ephemeral port
+// (written to `port`); -1 on failure.
+int loopback_listener(std::uint16_t& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::listen(listener, 4), 0);
   socklen_t len = sizeof a;
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 4) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  port = ntohs(a.sin_port);
+  return fd;
+}
+
+// --- SendResetSeqNumFlag ----------------------------------------------------------
+
+TEST(ConfigKeys, send_reset_seq_num_flag_makes_the_initiator_send_141_y_from_sequence_1) {
+  std::uint16_t port = 0;
+  const int listener = loopback_listener(port);
+  ASSERT_GE(listener, 0);
   NullApp app;
-  auto engine = make(initiator_config(ntohs(a.sin_port), "", "SendResetSeqNumFlag=Y\n"), app);
+  auto engine = make(initiator_config(port, "", "SendResetSeqNumFlag=Y\n"), app);
   ASSERT_TRUE(engine);
   engine->session(0).set_next_sender_seq(7);  // a reset must bring it back to 1
   int peer = -1;
@@ -431,17 +436,12 @@ std::string time_from_now(std::int64_t offset_s) {
 }
 
 TEST(ConfigKeys, an_initiator_does_not_connect_outside_its_logon_time) {
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::listen(listener, 4), 0);
-  socklen_t len = sizeof a;
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+  std::uint16_t port = 0;
+  const int listener = loopback_listener(port);
+  ASSERT_GE(listener, 0);
   NullApp app;
   // The window opens in two hours.
-  auto engine = make(initiator_config(ntohs(a.sin_port), "LogonTime=" + time_from_now(7200) +
+  auto engine = make(initiator_config(port, "LogonTime=" + time_from_now(7200) +
                                                              "\nLogoutTime=" + time_from_now(10800)),
                      app);
   ASSERT_TRUE(engine);
