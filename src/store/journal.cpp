@@ -39,7 +39,7 @@ constexpr std::size_t kFillChunk = std::size_t{512} << 10;
 constexpr std::size_t kZeroBlock = std::size_t{64} << 10;  // one iovec of the fill
 constexpr std::size_t kUnmapChunk = std::size_t{4} << 20;
 constexpr std::size_t kFirstPrefault = 64 * kPageSize;    // before a spare is handed over
-constexpr std::int64_t kRewarmSliceNs = 100'000;  // re-warm per duty cycle, at most about
+constexpr std::int64_t kRewarmSliceNs = 100'000;  // re-warm time per duty cycle (then one more piece at most)
 constexpr std::int64_t kSpareRetryNs = 100'000'000;
 constexpr std::int64_t kRetentionPeriodNs = 200'000'000;
 
@@ -547,9 +547,7 @@ Journal::~Journal() {
   if (service_ != nullptr) service_->detach(this);
   Segment* s = nullptr;
   if (unmapping_ != nullptr) {
-    detail::close_segment(*unmapping_);  // munmap of the unmapped part is harmless
-    segments_retired_.add();
-    release_pool(unmapping_);
+    close_retired(unmapping_);  // munmap of the part already unmapped is harmless
     unmapping_ = nullptr;
   }
   while (retired_.try_pop(s)) finish_segment(s);
@@ -1002,8 +1000,19 @@ void Journal::service_error(int err) noexcept {
 
 void Journal::finish_segment(Segment* s) noexcept {
   flush_finished(s);
+  close_retired(s);
+}
+
+void Journal::close_retired(Segment* s) noexcept {
   detail::close_segment(*s);
   segments_retired_.add();
+  release_pool(s);
+}
+
+void Journal::discard_spare(Segment* s) noexcept {
+  char path[detail::kPathMax];
+  if (detail::format_segment_path(path, sizeof(path), config_.directory, s->number)) ::unlink(path);
+  detail::close_segment(*s);
   release_pool(s);
 }
 
@@ -1058,9 +1067,7 @@ int Journal::service_retire(std::int64_t now) noexcept {
     unmapped_ = to;
     if (to == u->size) {
       u->base = nullptr;  // all unmapped: close_segment only closes the file
-      detail::close_segment(*u);
-      segments_retired_.add();
-      release_pool(u);
+      close_retired(u);
       unmapping_ = nullptr;
     }
     return 1;
@@ -1094,10 +1101,7 @@ int Journal::service_spare(std::int64_t now) noexcept {
     std::uint32_t expected = kSpareReady;
     if (!spare_state_.compare_exchange_strong(expected, kSpareCreating, std::memory_order_acq_rel)) return 0;
     if (s == prefault_target_) prefault_target_ = nullptr;
-    char path[detail::kPathMax];
-    if (detail::format_segment_path(path, sizeof(path), config_.directory, s->number)) ::unlink(path);
-    detail::close_segment(*s);
-    release_pool(s);
+    discard_spare(s);
     spare_state_.store(kSpareEmpty, std::memory_order_release);
     return 1;
   }
@@ -1118,10 +1122,11 @@ int Journal::service_spare(std::int64_t now) noexcept {
     spare_state_.store(kSpareEmpty, std::memory_order_release);
     return 1;
   }
-  // Zero-filled with pwrite() first, chunk by chunk (service_fill), while
-  // no one else can see it: that creates the page cache pages for about a
-  // third of the CPU time that write faults on the fresh file cost, and the
-  // pre-fault after it only maps them.
+  // Zero-filled with pwritev() first, piece by piece (service_fill), while
+  // no one else can see it: that creates the page cache pages for less than
+  // half the CPU time of write faults on the fresh file without read-ahead
+  // (64 MiB: 14 ms + 2.5 ms to map them, against 40 ms), and the pre-fault
+  // after it only maps them.
   s->prepare_started_ns = now;
   filling_ = s;
   fill_next_ = kSegmentHeaderSize;
@@ -1151,10 +1156,7 @@ int Journal::service_fill(std::int64_t now) noexcept {
     const int err = w < 0 ? errno : EIO;
     if (err == EINTR) return 1;
     filling_ = nullptr;
-    char path[detail::kPathMax];
-    if (detail::format_segment_path(path, sizeof(path), config_.directory, s->number)) ::unlink(path);
-    detail::close_segment(*s);
-    release_pool(s);
+    discard_spare(s);
     service_error(err);
     spare_retry_ns_ = now + kSpareRetryNs;
     spare_state_.store(kSpareEmpty, std::memory_order_release);

@@ -278,6 +278,10 @@ class Journal {
   void finish_segment(detail::Segment* segment) noexcept;
   /// The durability policy's flush of a finished segment (service side).
   void flush_finished(detail::Segment* segment) noexcept;
+  /// munmap (what is still mapped) + close + counted as retired + back to the pool.
+  void close_retired(detail::Segment* segment) noexcept;
+  /// A spare never handed over: unlink its file, unmap, close, back to the pool.
+  void discard_spare(detail::Segment* segment) noexcept;
   void service_error(int err) noexcept;
 
   // ---- writer state (owner thread), hot fields first ----
