@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The codec micro-benchmarks (bench/encode_bench, parse_bench, validate_bench)
+# as the codec's targets are stated: Release, -O3 -march=native, pinned to one
+# CPU, median of 5 repetitions per invocation. Several invocations, because one
+# invocation on a shared host can be off by 20%; the table gives each
+# benchmark's medians sorted, and the median of those medians.
+#
+#   scripts/bench-codec.sh [INVOCATIONS] [CPU]     (default 5, the last CPU)
+#
+# HFT_BUILD_DIR chooses the build directory (default build/bench).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+invocations=${1:-5}
+cpu=${2:-$(($(nproc) - 1))}
+bash scripts/deps.sh
+build=${HFT_BUILD_DIR:-build/bench}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHFT_SANITIZE=OFF -DHFT_BUILD_TESTS=OFF \
+  -DHFT_BUILD_APPS=OFF -DHFT_BUILD_BENCH=ON >/dev/null
+cmake --build "$build" --target encode_bench parse_bench validate_bench -j "$(nproc)"
+
+# benchmark name -> what it measures and the target (ns, median of 5 repetitions)
+declare -A what=(
+  [BM_EncodeNewOrderSingle]="encode reference NewOrderSingle (seq + SendingTime)|60"
+  [BM_FrameParseNewOrderSingle/repeats:5]="frame + verify + index NewOrderSingle|80"
+  [BM_FrameParseValidate]="frame + parse + validate ExecutionReport, FIX44.xml|200"
+  [BM_Validate]="validate ExecutionReport alone|"
+)
+filter='^(BM_EncodeNewOrderSingle|BM_FrameParseNewOrderSingle|BM_FrameParseValidate|BM_Validate)(/repeats:5)?$'
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+for ((i = 1; i <= invocations; ++i)); do
+  for b in encode_bench parse_bench validate_bench; do
+    taskset -c "$cpu" "$build/bench/$b" --benchmark_filter="$filter" --benchmark_repetitions=5 \
+      --benchmark_report_aggregates_only=true --benchmark_format=csv 2>/dev/null |
+      awk -F, '$1 ~ /_median"$/ { name = $1; gsub(/"/, "", name); sub(/_median$/, "", name);
+                                  printf "%s %.1f\n", name, $3 }' >>"$results"
+  done
+  echo "invocation $i of $invocations done" >&2
+done
+
+printf '%-52s %8s %8s  %s\n' "boundary" "median" "target" "medians of the invocations (ns)"
+for name in BM_EncodeNewOrderSingle BM_FrameParseNewOrderSingle/repeats:5 BM_FrameParseValidate BM_Validate; do
+  IFS='|' read -r label target <<<"${what[$name]}"
+  values=$(awk -v n="$name" '$1 == n { print $2 }' "$results" | sort -n | tr '\n' ' ')
+  median=$(echo "$values" | awk '{ if (NF == 0) { print "-"; exit }
+                                   if (NF % 2) print $((NF + 1) / 2); else printf "%.1f\n", ($(NF / 2) + $(NF / 2 + 1)) / 2 }')
+  printf '%-52s %8s %8s  %s\n' "$label" "$median" "${target:--}" "$values"
+done
+echo "(ns per message; CPU $cpu; $(lscpu | awk -F: '/Model name/ { gsub(/^ +/, "", $2); print $2; exit }'))"
