@@ -36,8 +36,8 @@ constexpr std::size_t kPrefaultFilledChunk = std::size_t{2} << 20;
 // 150-400 us) but 16-19 ms maxima; these sizes keep the maximum at the
 // host's own (the floor lane's 4-5 ms). The time bound: a page of zeros
 // costs 0.6-0.8 us of CPU on an idle host, but 12 us on the lab's VM while
-// the journals are being written (the page cache grows into fresh guest
-// memory), where a 512 KiB piece held the shared core for 1.5 ms.
+// the journals are being written (their own page-cache traffic slows it),
+// where a 512 KiB piece held the shared core for 1.5 ms.
 constexpr std::size_t kFillChunk = std::size_t{512} << 10;
 constexpr std::size_t kFillPiece = std::size_t{32} << 10;
 constexpr std::int64_t kFillSliceNs = 100'000;
@@ -1065,7 +1065,8 @@ int Journal::service_retire(std::int64_t now) noexcept {
   (void)now;
   if (Segment* u = unmapping_; u != nullptr) {
     // One chunk per duty cycle: a 64 MiB munmap in one call kept a shared
-    // core for 3-15 ms.
+    // core for 3-15 ms. (Pieces of 1 MiB within a 100 us slice made no
+    // difference in the rtt lane: a 4 MiB munmap takes ~0.2 ms there.)
     const std::size_t to = std::min(u->size, unmapped_ + kUnmapChunk);
     ::munmap(u->base + unmapped_, to - unmapped_);
     unmapped_ = to;
