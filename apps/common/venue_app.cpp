@@ -27,7 +27,9 @@ bool VenueApplication::send_report(session::Session& session, const codec::Messa
   const std::size_t exec_id_len = 1 + codec::format_uint(exec_id + 1, next_exec_id_++);
   const auto qty = order.get(tag::kOrderQty);
   const auto price = order.get(tag::kPrice);
-  const auto status = session.send_app("8", engine::Engine::now(), [&](session::OutgoingMessage& m) {
+  // One clock read for SendingTime and TransactTime.
+  const auto now = engine::Engine::now();
+  const auto status = session.send_app("8", now, [&](session::OutgoingMessage& m) {
     m.add(tag::kOrderID, {order_id, order_id_len});
     m.add(tag::kClOrdID, order.get(tag::kClOrdID));
     m.add(tag::kExecID, {exec_id, exec_id_len});
@@ -45,8 +47,7 @@ bool VenueApplication::send_report(session::Session& session, const codec::Messa
     m.add(tag::kLeavesQty, fill ? std::string_view("0") : qty);
     m.add(tag::kCumQty, fill ? qty : std::string_view("0"));
     m.add(tag::kAvgPx, fill && !price.empty() ? price : std::string_view("0"));
-    m.writer().add_timestamp(tag::kTransactTime, engine::Engine::now().utc_ns, codec::TimePrecision::kMillis,
-                    formatter_);
+    m.writer().add_timestamp(tag::kTransactTime, now.utc_ns, codec::TimePrecision::kMillis, formatter_);
   });
   if (status != session::SendStatus::kOk) {
     ++counters_.send_failures;
