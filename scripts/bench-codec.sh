@@ -18,14 +18,15 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHFT_SANITIZE=OFF -D
   -DHFT_BUILD_APPS=OFF -DHFT_BUILD_BENCH=ON >/dev/null
 cmake --build "$build" --target encode_bench parse_bench validate_bench -j "$(nproc)"
 
-# benchmark name -> what it measures and the target (ns, median of 5 repetitions)
-declare -A what=(
-  [BM_EncodeNewOrderSingle]="encode reference NewOrderSingle (seq + SendingTime)|60"
-  [BM_FrameParseNewOrderSingle/repeats:5]="frame + verify + index NewOrderSingle|80"
-  [BM_FrameParseValidate]="frame + parse + validate ExecutionReport, FIX44.xml|200"
-  [BM_Validate]="validate ExecutionReport alone|"
+# Benchmark name|what it measures|target (ns, median of 5 repetitions), in print order.
+rows=(
+  "BM_EncodeNewOrderSingle|encode reference NewOrderSingle (seq + SendingTime)|60"
+  "BM_FrameParseNewOrderSingle/repeats:5|frame + verify + index NewOrderSingle|80"
+  "BM_FrameParseValidate|frame + parse + validate ExecutionReport, FIX44.xml|200"
+  "BM_Validate|validate ExecutionReport alone|"
 )
-filter='^(BM_EncodeNewOrderSingle|BM_FrameParseNewOrderSingle|BM_FrameParseValidate|BM_Validate)(/repeats:5)?$'
+names=$(printf '%s\n' "${rows[@]}" | cut -d'|' -f1 | sed 's#/repeats:5##' | paste -sd'|')
+filter="^($names)(/repeats:5)?\$"
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 for ((i = 1; i <= invocations; ++i)); do
@@ -39,8 +40,8 @@ for ((i = 1; i <= invocations; ++i)); do
 done
 
 printf '%-52s %8s %8s  %s\n' "boundary" "median" "target" "medians of the invocations (ns)"
-for name in BM_EncodeNewOrderSingle BM_FrameParseNewOrderSingle/repeats:5 BM_FrameParseValidate BM_Validate; do
-  IFS='|' read -r label target <<<"${what[$name]}"
+for row in "${rows[@]}"; do
+  IFS='|' read -r name label target <<<"$row"
   values=$(awk -v n="$name" '$1 == n { print $2 }' "$results" | sort -n | tr '\n' ' ')
   median=$(echo "$values" | awk '{ if (NF == 0) { print "-"; exit }
                                    if (NF % 2) print $((NF + 1) / 2); else printf "%.1f\n", ($(NF / 2) + $(NF / 2 + 1)) / 2 }')

@@ -75,7 +75,6 @@ inline ReplayResult replay_all(Journal& j, std::uint64_t begin, std::uint64_t en
   });
 }
 
-/// Appends messages first..last (inclusive) with message_for().
 /// Runs the journal's service duty cycles at time `now` until one does no
 /// work (each cycle does a bounded piece: one zero-fill chunk, one unmap
 /// chunk, ...). Returns the cycles that did work.
@@ -85,6 +84,7 @@ inline int settle(Journal& j, std::int64_t now) {
   return cycles;
 }
 
+/// Appends messages first..last (inclusive) with message_for().
 inline void append_range(Journal& j, std::uint64_t first, std::uint64_t last, std::size_t size = 120) {
   for (std::uint64_t s = first; s <= last; ++s) {
     const std::string m = message_for(s, size);

@@ -283,6 +283,8 @@ class Journal {
   /// A spare never handed over: unlink its file, unmap, close, back to the pool.
   void discard_spare(detail::Segment* segment) noexcept;
   void service_error(int err) noexcept;
+  /// A spare could not be prepared: counted, retried after kSpareRetryNs.
+  void spare_failed(int err, std::int64_t now) noexcept;
 
   // ---- writer state (owner thread), hot fields first ----
   char* base_ = nullptr;           ///< active segment mapping
