@@ -3,6 +3,12 @@
 //
 //   hft-trader --port 9878 --orders 1000 --rate 10000 [--show 3]
 //   hft-trader --port 9878 --orders 10000 --store DIR --disconnect-after 3000 --require-fills
+//   hft-trader --config initiator.cfg --orders 1000 --set ReconnectInterval=5
+//
+// The session comes from the command line's session flags or from a
+// QuickFIX-style file (--config: its first initiator session); --set
+// KEY=VALUE applies over either, so a user's value wins over the tool's
+// own (ReconnectInterval=1, SocketConnectTimeoutMs=2000 without --config).
 //
 // Reports are counted per ClOrdID (the order number, 1..N) and kind (New,
 // Fill, Rejected): a kind seen again for an order is a PossDup repeat when
@@ -53,28 +59,37 @@ class Trader final : public hft::session::Application {
     logged_on = false;
     ++counts.logouts;
   }
-  hft::session::Decision to_app(hft::session::Session&, std::span<const char> message, bool poss_dup) noexcept override {
+  hft::session::Decision to_app(hft::session::Session&, std::span<const char> message,
+                                bool poss_dup) noexcept override {
     if (!poss_dup && shown_out_ < show_) {
       ++shown_out_;
       print(">>", {message.data(), message.size()});
     }
     return hft::session::Decision::accept();
   }
-  hft::session::Decision from_admin(hft::session::Session&, const hft::codec::MessageView& m) noexcept override {
+  hft::session::Decision from_admin(hft::session::Session&,
+                                    const hft::codec::MessageView& m) noexcept override {
     const std::string_view type = m.msg_type();
-    if (type == "0") ++counts.heartbeats_received;
-    else if (type == "1") ++counts.test_requests_received;
-    else if (type == "2") ++counts.resend_requests_received;
-    else if (type == "4") ++counts.sequence_resets_received;
-    else if (type == "3") ++counts.session_rejects;
-    else if (type == "5") ++counts.logouts_received;
+    if (type == "0")
+      ++counts.heartbeats_received;
+    else if (type == "1")
+      ++counts.test_requests_received;
+    else if (type == "2")
+      ++counts.resend_requests_received;
+    else if (type == "4")
+      ++counts.sequence_resets_received;
+    else if (type == "3")
+      ++counts.session_rejects;
+    else if (type == "5")
+      ++counts.logouts_received;
     else if (type == "A") {
       (void)m.get_uint(tag::kMsgSeqNum, counts.last_logon_seq);
       if (m.get(141) == "Y") ++counts.reset_logons_received;
     }
     return hft::session::Decision::accept();
   }
-  hft::session::Decision from_app(hft::session::Session&, const hft::codec::MessageView& m) noexcept override {
+  hft::session::Decision from_app(hft::session::Session&,
+                                  const hft::codec::MessageView& m) noexcept override {
     const bool poss_dup = m.get(tag::kPossDupFlag) == "Y";
     if (poss_dup) ++counts.possdup_received;
     if (m.msg_type() == "j") {
@@ -87,9 +102,12 @@ class Trader final : public hft::session::Application {
     (void)m.get_char(tag::kExecType, exec_type);
     std::uint8_t bit = 0;
     std::uint64_t* distinct = &counts.other;
-    if (exec_type == '0') bit = kAcked, distinct = &counts.acked;
-    else if (exec_type == 'F' || exec_type == '2') bit = kFilled, distinct = &counts.filled;
-    else if (exec_type == '8') bit = kRejected, distinct = &counts.rejected;
+    if (exec_type == '0')
+      bit = kAcked, distinct = &counts.acked;
+    else if (exec_type == 'F' || exec_type == '2')
+      bit = kFilled, distinct = &counts.filled;
+    else if (exec_type == '8')
+      bit = kRejected, distinct = &counts.rejected;
     std::uint64_t order = 0;
     if (!m.get_uint(tag::kClOrdID, order) || order == 0 || order >= state_.size()) {
       ++counts.unknown_orders;
@@ -128,17 +146,22 @@ class Trader final : public hft::session::Application {
 int main(int argc, char** argv) {
   CLI::App cli{"hft-trader: FIX initiator sending orders"};
   std::string host = "127.0.0.1", begin_string = "FIX.4.4", sender = "CLIENT", target = "VENUE";
-  std::string log_level = "warn", store_dir;
+  std::string log_level = "warn", store_dir, config_path;
   std::vector<std::string> settings;
   int port = 9878, show = 3, heartbeat = 30;
   std::uint64_t orders = 1000, disconnect_after = 0;
   double rate = 10000, timeout_s = 30, idle_s = 0;
   bool require_fills = false;
-  cli.add_option("--host", host, "venue host");
-  cli.add_option("--port", port, "venue port")->required();
-  cli.add_option("--begin-string", begin_string, "FIX.4.2, FIX.4.4, FIXT.1.1, ...");
-  cli.add_option("--sender", sender, "our SenderCompID");
-  cli.add_option("--target", target, "the venue's CompID");
+  auto* config_opt = cli.add_option("--config", config_path,
+                                    "QuickFIX-style session file: its first initiator session is used "
+                                    "(excludes the session flags --host, --port, --begin-string, --sender, "
+                                    "--target, --store, --heartbeat)");
+  auto* port_opt = cli.add_option("--port", port, "venue port (required without --config)");
+  std::vector<CLI::Option*> session_flags{
+      cli.add_option("--host", host, "venue host"), port_opt,
+      cli.add_option("--begin-string", begin_string, "FIX.4.2, FIX.4.4, FIXT.1.1, ..."),
+      cli.add_option("--sender", sender, "our SenderCompID"),
+      cli.add_option("--target", target, "the venue's CompID")};
   cli.add_option("--orders", orders, "NewOrderSingles to send");
   cli.add_option("--rate", rate, "orders per second (0: as fast as possible)");
   cli.add_option("--show", show, "print the first N orders and their reports");
@@ -146,11 +169,15 @@ int main(int argc, char** argv) {
   cli.add_option("--spec-dir", spec_dir, "directory of the FIX XML dictionaries (validation and printing)");
   cli.add_option("--timeout", timeout_s, "give up after this many seconds");
   cli.add_option("--log-level", log_level, "debug, info, warn or error");
-  cli.add_option("--store", store_dir,
-                 "journal directory (FileStorePath): sequence numbers and sent messages survive a restart "
-                 "(default: in memory)");
-  cli.add_option("--heartbeat", heartbeat, "HeartBtInt, seconds");
-  cli.add_option("--set", settings, "extra session setting KEY=VALUE (repeatable), e.g. JournalSegmentSize=1M");
+  session_flags.push_back(cli.add_option(
+      "--store", store_dir,
+      "journal directory (FileStorePath): sequence numbers and sent messages survive a restart "
+      "(default: in memory)"));
+  session_flags.push_back(cli.add_option("--heartbeat", heartbeat, "HeartBtInt, seconds"));
+  for (CLI::Option* flag : session_flags) flag->excludes(config_opt);
+  cli.add_option("--set", settings,
+                 "setting KEY=VALUE (repeatable) applied over the session (engine-wide keys over [DEFAULT]), "
+                 "e.g. JournalSegmentSize=1M or ReconnectInterval=5");
   cli.add_option("--idle", idle_s,
                  "stay logged on and idle this many seconds before sending (heartbeats only); the session "
                  "must stay up without a reconnect");
@@ -173,22 +200,54 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  hft::apps::SimpleSession s;
-  s.initiator = true;
-  s.begin_string = begin_string;
-  s.sender = sender;
-  s.target = target;
-  s.host = host;
-  s.port = port;
-  s.heartbeat = heartbeat;
-  s.store_dir = store_dir;
-  s.extra = "SocketConnectTimeoutMs=2000\n";
-  for (const std::string& kv : settings) s.extra += kv + "\n";
-  s.spec_dir = spec_dir;
-  auto config = hft::engine::Config::parse(hft::apps::simple_config(s), "<command line>");
+  if (config_path.empty() && port_opt->count() == 0) {
+    std::fprintf(stderr, "hft-trader: --port is required (or --config FILE)\n");
+    return 2;
+  }
+  std::vector<hft::engine::Override> overrides;
+  for (const std::string& kv : settings) {
+    auto o = hft::engine::parse_override(kv);
+    if (!o) {
+      std::fprintf(stderr, "hft-trader: %s\n", o.error().message.c_str());
+      return 2;
+    }
+    overrides.push_back(std::move(*o));
+  }
+  auto config = [&]() -> hft::Expected<hft::engine::Config> {
+    if (!config_path.empty()) return hft::engine::Config::load(config_path, overrides);
+    hft::apps::SimpleSession s;
+    s.initiator = true;
+    s.begin_string = begin_string;
+    s.sender = sender;
+    s.target = target;
+    s.host = host;
+    s.port = port;
+    s.heartbeat = heartbeat;
+    s.store_dir = store_dir;
+    s.extra = "SocketConnectTimeoutMs=2000\n";
+    s.spec_dir = spec_dir;
+    return hft::engine::Config::parse(hft::apps::simple_config(s), "<command line>", overrides);
+  }();
   if (!config) {
     std::fprintf(stderr, "hft-trader: %s\n", config.error().message.c_str());
     return 2;
+  }
+  std::size_t session_index = config->sessions().size();
+  for (std::size_t i = 0; i < config->sessions().size(); ++i) {
+    if (config->sessions()[i].connection_type() == hft::engine::ConnectionType::kInitiator) {
+      session_index = i;
+      break;
+    }
+  }
+  if (session_index == config->sessions().size()) {
+    std::fprintf(stderr, "hft-trader: %s: no initiator session\n", config->file().c_str());
+    return 2;
+  }
+  const hft::engine::Section& section = config->sessions()[session_index];
+  begin_string = section.session_id().begin_string;
+  if (!section.connect_endpoints().empty()) {
+    host = section.connect_endpoints().front().host;
+    port = section.connect_endpoints().front().port;
   }
   hft::engine::StreamLogger logger(level);
   Trader trader(show, orders);
@@ -198,7 +257,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto& e = **engine;
-  auto& session = e.session(0);
+  auto& session = e.session(session_index);
   trader.set_dictionary(session.settings().app_dictionary ? session.settings().app_dictionary
                                                           : session.settings().dictionary);
   const auto start = hft::engine::Engine::now();
@@ -210,7 +269,8 @@ int main(int argc, char** argv) {
   }
   bool idle_ok = true;
   if (idle_s > 0) {
-    const std::int64_t idle_end = hft::engine::Engine::now().mono_ns + static_cast<std::int64_t>(idle_s * 1e9);
+    const std::int64_t idle_end =
+        hft::engine::Engine::now().mono_ns + static_cast<std::int64_t>(idle_s * 1e9);
     while (hft::engine::Engine::now().mono_ns < idle_end) e.poll();
     idle_ok = trader.logged_on && trader.counts.logons == 1 && trader.counts.logouts == 0;
     if (!idle_ok) std::fprintf(stderr, "hft-trader: the session did not stay up while idle\n");
@@ -224,7 +284,8 @@ int main(int argc, char** argv) {
   while (hft::engine::Engine::now().mono_ns < deadline) {
     e.poll();
     const auto now = hft::engine::Engine::now();
-    const bool due = rate == 0 || static_cast<double>(now.mono_ns - t0.mono_ns) * rate / 1e9 >= static_cast<double>(sent);
+    const bool due =
+        rate == 0 || static_cast<double>(now.mono_ns - t0.mono_ns) * rate / 1e9 >= static_cast<double>(sent);
     if (sent < orders && due && trader.logged_on) {
       const std::size_t n = hft::codec::format_uint(cl_ord_id, sent + 1);
       const auto st = session.send_app("D", now, [&](hft::session::OutgoingMessage& m) {
@@ -267,7 +328,8 @@ int main(int argc, char** argv) {
     const std::int64_t settle_end = hft::engine::Engine::now().mono_ns + 15'000'000'000;
     std::uint64_t seen = session.counters().messages_received;
     std::int64_t quiet_since = hft::engine::Engine::now().mono_ns;
-    for (auto now = hft::engine::Engine::now().mono_ns; now < settle_end; now = hft::engine::Engine::now().mono_ns) {
+    for (auto now = hft::engine::Engine::now().mono_ns; now < settle_end;
+         now = hft::engine::Engine::now().mono_ns) {
       e.poll();
       if (session.counters().messages_received != seen) {
         seen = session.counters().messages_received;
@@ -290,7 +352,8 @@ int main(int argc, char** argv) {
       "business_rejects=%llu logons=%llu logouts=%llu logouts_received=%llu heartbeats_received=%llu "
       "test_requests_received=%llu resend_requests_received=%llu sequence_resets_received=%llu "
       "reset_logons_received=%llu last_logon_seq=%llu drops=%llu resend_requests_sent=%llu "
-      "messages_resent=%llu gap_fills_sent=%llu send_overflows=%llu next_sender_seq=%llu next_target_seq=%llu\n",
+      "messages_resent=%llu gap_fills_sent=%llu send_overflows=%llu next_sender_seq=%llu "
+      "next_target_seq=%llu\n",
       u(orders), u(sent), u(failed), u(c.reports), u(c.acked), u(c.filled), u(c.rejected), u(c.duplicates),
       u(c.possdup_received), u(c.possdup_repeats), u(c.unknown_orders), u(c.session_rejects),
       u(c.business_rejects), u(c.logons), u(c.logouts), u(c.logouts_received), u(c.heartbeats_received),
@@ -298,7 +361,7 @@ int main(int argc, char** argv) {
       u(c.reset_logons_received), u(c.last_logon_seq), u(drops), u(sc.resend_requests_sent),
       u(sc.messages_resent), u(sc.gap_fills_sent), u(e.stats().send_overflows), u(session.next_sender_seq()),
       u(session.next_target_seq()));
-  const bool ok = idle_ok && c.acked == orders && (!require_fills || c.filled == orders) && c.duplicates == 0 &&
-                  c.unknown_orders == 0;
+  const bool ok = idle_ok && c.acked == orders && (!require_fills || c.filled == orders) &&
+                  c.duplicates == 0 && c.unknown_orders == 0;
   return ok ? 0 : 1;
 }

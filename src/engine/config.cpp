@@ -332,6 +332,7 @@ bool Section::has(std::string_view key) const {
 
 std::string Section::where(std::string_view key) const {
   const Setting* s = find(key);
+  if (s != nullptr && !s->origin.empty()) return s->origin;
   return file_ + ":" + std::to_string(s != nullptr ? s->line : line_);
 }
 
@@ -395,7 +396,8 @@ Expected<std::chrono::weekday> Section::get_day(std::string_view key) const {
 
 class ConfigParser {
  public:
-  ConfigParser(std::string_view text, const std::string& file) : text_(text), file_(file) {}
+  ConfigParser(std::string_view text, const std::string& file, std::span<const Override> overrides)
+      : text_(text), file_(file), overrides_(overrides) {}
 
   Expected<Config> run() {
     Config config;
@@ -463,11 +465,14 @@ class ConfigParser {
                       "set twice in the same section (first at line " + std::to_string(s.line) + ")");
         }
       }
-      current->settings_.push_back(Setting{canonical, std::string(value), line_no, false});
+      current->settings_.push_back(Setting{canonical, std::string(value), line_no, false, {}});
     }
 
     if (config.sessions_.empty()) {
       return fail(line_no, "[SESSION]", "no [SESSION] section in the file");
+    }
+    for (const Override& o : overrides_) {
+      if (auto applied = apply(config, o); !applied) return applied.error();
     }
     for (Section& session : config.sessions_) {
       std::vector<Setting> merged;
@@ -497,6 +502,44 @@ class ConfigParser {
   Error fail(int line, std::string_view key, const std::string& message) const {
     return Error{file_ + ":" + std::to_string(line) + ": " + std::string(key) + ": " + message};
   }
+  // At a setting: its file line, or the override it came from.
+  Error fail(const Setting& at, std::string_view key, const std::string& message) const {
+    if (at.origin.empty()) return fail(at.line, key, message);
+    return Error{at.origin + ": " + std::string(key) + ": " + message};
+  }
+
+  // One override, checked as a file line is, set in [DEFAULT] (engine-wide
+  // keys) or in every [SESSION], replacing what is there.
+  static Expected<void> apply(Config& config, const Override& o) {
+    const auto fail_here = [&](std::string_view key, const std::string& message) {
+      return Error{o.origin + ": " + std::string(key) + ": " + message};
+    };
+    const auto resolved = resolve_key(o.key);
+    if (!resolved) return fail_here(o.key, "unknown key" + suggestion(o.key));
+    const KeySpec& spec = *resolved->spec;
+    const std::string value(trim(o.value));
+    if (value.empty()) return fail_here(resolved->canonical, "empty value");
+    if (spec.support == KeySupport::kUnsupported && value != spec.default_value) {
+      return fail_here(resolved->canonical, std::string(spec.description));
+    }
+    if (const auto problem = check_value(spec, value)) return fail_here(resolved->canonical, *problem);
+    const Setting setting{resolved->canonical, value, 0, false, o.origin};
+    const auto set_in = [&](Section& section) {
+      for (Setting& s : section.settings_) {
+        if (s.key == setting.key) {
+          s = setting;
+          return;
+        }
+      }
+      section.settings_.push_back(setting);
+    };
+    if (spec.scope == KeyScope::kEngine) {
+      set_in(config.defaults_);
+    } else {
+      for (Section& session : config.sessions_) set_in(session);
+    }
+    return {};
+  }
 
   // Checks one merged session for what a single line cannot show.
   Expected<void> check_session(Section& s) const {
@@ -512,7 +555,7 @@ class ConfigParser {
     };
     auto at = [&](std::string_view key, const std::string& message) {
       const Setting* v = value(key);
-      return fail(v != nullptr ? v->line : s.line_, key, message);
+      return v != nullptr ? fail(*v, key, message) : fail(s.line_, key, message);
     };
 
     for (const char* key : {"ConnectionType", "BeginString", "SenderCompID", "TargetCompID"}) {
@@ -559,7 +602,7 @@ class ConfigParser {
             const auto r = resolve_key(v.key);
             if (r && r->number > n && (above == nullptr || v.line < above->line)) above = &v;
           }
-          return fail(above->line, above->key,
+          return fail(*above, above->key,
                       "failover endpoints are numbered 1, 2, ... without gaps: " + host_key + "/" + port_key +
                           " are missing" + in_section);
         }
@@ -582,7 +625,7 @@ class ConfigParser {
       const bool connect_key = v.key.rfind("SocketConnect", 0) == 0;
       const bool accept_key = v.key.rfind("SocketAccept", 0) == 0;
       if ((initiator && accept_key) || (!initiator && connect_key)) {
-        return fail(v.line, v.key, std::string("not used") + for_type + in_section);
+        return fail(v, v.key, std::string("not used") + for_type + in_section);
       }
     }
 
@@ -626,19 +669,30 @@ class ConfigParser {
 
   std::string_view text_;
   std::string file_;
+  std::span<const Override> overrides_;
 };
 
-Expected<Config> Config::parse(std::string_view text, const std::string& file_name) {
-  return ConfigParser(text, file_name).run();
+Expected<Config> Config::parse(std::string_view text, const std::string& file_name,
+                               std::span<const Override> overrides) {
+  return ConfigParser(text, file_name, overrides).run();
 }
 
-Expected<Config> Config::load(const std::string& path) {
+Expected<Override> parse_override(std::string_view key_value, std::string_view option) {
+  const std::string origin = std::string(option) + " " + std::string(key_value);
+  const std::size_t eq = key_value.find('=');
+  if (eq == std::string_view::npos) return Error{origin + ": expected KEY=VALUE"};
+  const std::string_view key = trim(key_value.substr(0, eq));
+  if (key.empty()) return Error{origin + ": empty key"};
+  return Override{std::string(key), std::string(trim(key_value.substr(eq + 1))), origin};
+}
+
+Expected<Config> Config::load(const std::string& path, std::span<const Override> overrides) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{path + ":0: (file): cannot open: " + std::strerror(errno)};
   std::ostringstream content;
   content << in.rdbuf();
   if (in.bad()) return Error{path + ":0: (file): read error"};
-  return parse(content.str(), path);
+  return parse(content.str(), path, overrides);
 }
 
 const Section* Config::find_session(const SessionId& id) const noexcept {

@@ -458,3 +458,69 @@ TEST(Config, every_schema_key_is_unique_and_described) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------- overrides ----
+
+namespace overrides_test {
+
+std::vector<Override> given(std::initializer_list<const char*> key_values) {
+  std::vector<Override> out;
+  for (const char* kv : key_values) out.push_back(value_of(parse_override(kv)));
+  return out;
+}
+
+const std::string kTwoSessions = kBase +
+                                 "ReconnectInterval=1\n[SESSION]\nBeginString=FIX.4.2\nSenderCompID=A\n"
+                                 "TargetCompID=C\nSocketConnectPort=5002\n";
+
+TEST(ConfigOverride, replaces_a_key_the_file_sets_in_every_session) {
+  const auto overrides = given({"ReconnectInterval=7", "HeartBtInt=5"});
+  auto config = Config::parse(kTwoSessions, "t.cfg", overrides);
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  ASSERT_EQ(config->sessions().size(), 2u);
+  for (const Section& s : config->sessions()) {
+    EXPECT_EQ(value_of(s.get_duration("ReconnectInterval")), seconds(7));
+    EXPECT_EQ(value_of(s.get_int("HeartBtInt")), 5);
+    EXPECT_EQ(s.where("ReconnectInterval"), "--set ReconnectInterval=7");
+  }
+  // The file's own values elsewhere are untouched.
+  EXPECT_EQ(config->sessions()[1].where("SocketConnectPort"), "t.cfg:19");
+}
+
+TEST(ConfigOverride, a_later_override_of_the_same_key_wins) {
+  const auto overrides = given({"HeartBtInt=5", "HeartBtInt=9"});
+  auto config = Config::parse(kBase, "t.cfg", overrides);
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(value_of(config->sessions()[0].get_int("HeartBtInt")), 9);
+}
+
+TEST(ConfigOverride, an_engine_wide_key_goes_to_default) {
+  const auto overrides = given({"LogLevel=debug"});
+  auto config = Config::parse(kBase, "t.cfg", overrides);
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(value_of(config->defaults().get_string("LogLevel")), "debug");
+}
+
+TEST(ConfigOverride, errors_name_the_override_not_a_file_line) {
+  auto bad_value = Config::parse(kBase, "t.cfg", given({"HeartBtInt=abc"}));
+  ASSERT_FALSE(bad_value.ok());
+  EXPECT_EQ(bad_value.error().message.rfind("--set HeartBtInt=abc: HeartBtInt: ", 0), 0u)
+      << bad_value.error().message;
+
+  auto unknown = Config::parse(kBase, "t.cfg", given({"HeartBeatInt=5"}));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("--set HeartBeatInt=5: HeartBeatInt: unknown key"),
+            std::string::npos)
+      << unknown.error().message;
+
+  // A combination checked after merging still points at the override.
+  auto zero = Config::parse(kBase, "t.cfg", given({"HeartBtInt=0"}));
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().message.rfind("--set HeartBtInt=0: HeartBtInt: must be greater than 0", 0), 0u)
+      << zero.error().message;
+
+  EXPECT_FALSE(parse_override("HeartBtInt").ok());
+  EXPECT_FALSE(parse_override("=5").ok());
+}
+
+}  // namespace overrides_test

@@ -128,9 +128,25 @@ struct SessionId {
 struct Setting {
   std::string key;         ///< canonical spelling (with its number or qualifier)
   std::string value;       ///< trimmed text
-  int line = 0;            ///< line of the file it is on
+  int line = 0;            ///< line of the file it is on (0 for an override)
   bool inherited = false;  ///< from [DEFAULT] (for a session's view)
+  std::string origin;      ///< an override's origin ("--set HeartBtInt=5"); empty for a file line
 };
+
+/// A setting given outside the file (a program's command line), applied
+/// over it: an engine-wide key to [DEFAULT], a session key to every
+/// [SESSION], replacing what the file (or [DEFAULT]) says. Errors about it
+/// name `origin` instead of a file position.
+struct Override {
+  std::string key;
+  std::string value;
+  std::string origin;  ///< e.g. "--set HeartBtInt=5"
+};
+
+/// Reads "KEY=VALUE" (a command-line --set) as an Override whose origin is
+/// `option` followed by the text. Error: no '=' or an empty key.
+[[nodiscard]] Expected<Override> parse_override(std::string_view key_value,
+                                                std::string_view option = "--set");
 
 /// [DEFAULT], or a [SESSION] merged with [DEFAULT]. Every getter returns
 /// the value set here (or inherited), else the schema default; the Error of
@@ -199,9 +215,13 @@ class Config {
  public:
   /// Reads and checks `path`. Error: the file cannot be read, or the first
   /// problem found, as "path:line: Key: what is wrong".
-  [[nodiscard]] static Expected<Config> load(const std::string& path);
-  /// Parses `text` as if read from `file_name` (used in messages).
-  [[nodiscard]] static Expected<Config> parse(std::string_view text, const std::string& file_name);
+  [[nodiscard]] static Expected<Config> load(const std::string& path,
+                                             std::span<const Override> overrides = {});
+  /// Parses `text` as if read from `file_name` (used in messages), then
+  /// applies `overrides` in order (a later one for the same key wins); every
+  /// check (types, required keys, combinations) sees the result.
+  [[nodiscard]] static Expected<Config> parse(std::string_view text, const std::string& file_name,
+                                              std::span<const Override> overrides = {});
 
   [[nodiscard]] const std::string& file() const noexcept { return defaults_.file(); }
   /// [DEFAULT] alone; engine-wide keys (EngineThreadCore, PollMode, ...) are read here.
