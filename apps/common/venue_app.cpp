@@ -1,5 +1,8 @@
 #include "common/venue_app.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 #include "hft/codec/encoder.hpp"
 #include "hft/engine/engine.hpp"
 
@@ -7,8 +10,85 @@ namespace hft::apps {
 
 namespace tag = codec::tag;
 
-session::Decision VenueApplication::from_app(session::Session& session, const codec::MessageView& message) noexcept {
+OrderIdSet::OrderIdSet(std::size_t capacity) : capacity_(capacity) {
+  if (capacity == 0) return;
+  // Linear probing at most ~70% full.
+  std::size_t slots = 16;
+  while (slots < capacity + capacity / 2) slots <<= 1;
+  mask_ = slots - 1;
+  slots_ = std::make_unique<Entry[]>(slots);
+}
+
+std::uint64_t OrderIdSet::hash_of(const void* session, std::string_view id) noexcept {
+  // FNV-1a over the bytes, seeded with the session; never 0 (0 marks empty).
+  std::uint64_t h =
+      0xcbf29ce484222325ull ^ (reinterpret_cast<std::uintptr_t>(session) * 0x9E3779B97F4A7C15ull);
+  for (const char c : id) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ull;
+  }
+  h ^= h >> 29;
+  return h == 0 ? 1 : h;
+}
+
+bool OrderIdSet::matches(const Entry& e, std::uint64_t h, const void* session,
+                         std::string_view id) const noexcept {
+  const std::size_t n = std::min(id.size(), kInlineKey);
+  return e.hash == h && e.session == session && e.length == id.size() &&
+         std::memcmp(e.key, id.data(), n) == 0;
+}
+
+OrderIdSet::Insert OrderIdSet::insert(const void* session, std::string_view id) noexcept {
+  if (capacity_ == 0) return Insert::kFull;
+  const std::uint64_t h = hash_of(session, id);
+  for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+    Entry& e = slots_[i];
+    if (e.hash == 0) {
+      if (size_ == capacity_) return Insert::kFull;
+      e.hash = h;
+      e.session = session;
+      e.length = static_cast<std::uint16_t>(std::min<std::size_t>(id.size(), 0xFFFF));
+      std::memcpy(e.key, id.data(), std::min(id.size(), kInlineKey));
+      ++size_;
+      return Insert::kAdded;
+    }
+    if (matches(e, h, session, id)) return Insert::kPresent;
+  }
+}
+
+bool OrderIdSet::contains(const void* session, std::string_view id) const noexcept {
+  if (capacity_ == 0) return false;
+  const std::uint64_t h = hash_of(session, id);
+  for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+    const Entry& e = slots_[i];
+    if (e.hash == 0) return false;
+    if (matches(e, h, session, id)) return true;
+  }
+}
+
+VenueApplication::VenueApplication(VenueOptions options)
+    : options_(options), executed_(options.dedup_capacity) {}
+
+session::Decision VenueApplication::from_app(session::Session& session, const codec::MessageView& message,
+                                             const session::InboundInfo& info) noexcept {
   if (message.msg_type() != "D") return session::Decision::unsupported_message_type();
+  const std::string_view cl_ord_id = message.get(tag::kClOrdID);
+  if (info.poss_dup) {
+    ++counters_.possdup_orders;
+    if (executed_.contains(&session, cl_ord_id)) {
+      ++counters_.duplicates;
+      return session::Decision::accept();
+    }
+  }
+  if (executed_.capacity() != 0 && executed_.insert(&session, cl_ord_id) == OrderIdSet::Insert::kFull) {
+    if (counters_.dedup_full++ == 0 && options_.logger != nullptr &&
+        options_.logger->enabled(session::LogLevel::kWarn)) {
+      options_.logger->log(
+          session::LogLevel::kWarn, session.id(),
+          "venue: ClOrdID set full (--dedup-capacity): orders from now on are not remembered, "
+          "a resent one will be executed again");
+    }
+  }
   ++counters_.orders;
   const std::uint64_t order_id = next_order_id_++;
   if (!send_report(session, message, order_id, false)) return session::Decision::accept();

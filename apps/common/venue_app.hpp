@@ -1,35 +1,97 @@
 // The venue simulator's application: answers each NewOrderSingle with an
 // ExecutionReport "new" and then, optionally, a "fill". Allocation-free per
-// order: identifiers are counters formatted into fixed buffers.
+// order: identifiers are counters formatted into fixed buffers, and the
+// ClOrdIDs it has executed go into a set preallocated at construction.
+//
+// A resent order (PossDupFlag=Y) whose ClOrdID the venue has executed on the
+// same session is not executed again, as a real venue would not: its
+// reports went out the first time and are in the venue's own journal for
+// the client's ResendRequest. A resent order the venue has not seen (sent
+// before a restart of the venue, or never received) is executed. An order
+// without PossDupFlag is always executed, even with a ClOrdID seen before:
+// benchmark clients restart their ClOrdIDs at 1 on every run.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string_view>
 
 #include "hft/codec/encoder.hpp"
 #include "hft/session/application.hpp"
+#include "hft/session/logger.hpp"
 #include "hft/session/session.hpp"
 
 namespace hft::apps {
 
+/// A set of (session, ClOrdID) with a fixed capacity, preallocated: insert
+/// and find never allocate. Keys of up to kInlineKey bytes are compared in
+/// full; longer ones by their first kInlineKey bytes, length and a 64-bit
+/// hash of the whole.
+class OrderIdSet {
+ public:
+  static constexpr std::size_t kInlineKey = 30;
+
+  /// Room for `capacity` keys (0: the set is off; find() is always false and
+  /// insert() does nothing).
+  explicit OrderIdSet(std::size_t capacity);
+
+  enum class Insert : std::uint8_t { kAdded, kPresent, kFull };
+  [[nodiscard]] Insert insert(const void* session, std::string_view id) noexcept;
+  [[nodiscard]] bool contains(const void* session, std::string_view id) const noexcept;
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+
+ private:
+  struct Entry {
+    std::uint64_t hash = 0;  ///< 0: empty
+    const void* session = nullptr;
+    std::uint16_t length = 0;
+    char key[kInlineKey] = {};
+  };
+  static_assert(sizeof(Entry) == 48);
+
+  [[nodiscard]] static std::uint64_t hash_of(const void* session, std::string_view id) noexcept;
+  [[nodiscard]] bool matches(const Entry& e, std::uint64_t h, const void* session,
+                             std::string_view id) const noexcept;
+
+  std::size_t capacity_ = 0;
+  std::size_t mask_ = 0;
+  std::size_t size_ = 0;
+  std::unique_ptr<Entry[]> slots_;
+};
+
 struct VenueOptions {
   bool fill = true;  ///< send a fill after the "new" acknowledgement
+  /// ClOrdIDs remembered to recognise a resent order (hft-venue
+  /// --dedup-capacity). Full: orders still execute but are no longer
+  /// remembered (VenueCounters::dedup_full, one WARN line); 0 turns the
+  /// check off.
+  std::size_t dedup_capacity = std::size_t{1} << 18;
+  /// Where the one "set is full" line goes (may be null).
+  session::Logger* logger = nullptr;
 };
 
 struct VenueCounters {
-  std::uint64_t orders = 0;
+  std::uint64_t orders = 0;  ///< orders executed
   std::uint64_t reports_sent = 0;
   std::uint64_t send_failures = 0;
   std::uint64_t logons = 0;
   std::uint64_t logouts = 0;
+  std::uint64_t possdup_orders = 0;  ///< orders received with PossDupFlag=Y
+  std::uint64_t duplicates = 0;      ///< PossDup orders not executed: their ClOrdID was executed before
+  std::uint64_t dedup_full = 0;      ///< orders executed but not remembered: the set was full
 };
 
 class VenueApplication : public session::Application {
  public:
-  explicit VenueApplication(VenueOptions options = {}) noexcept : options_(options) {}
+  explicit VenueApplication(VenueOptions options = {});
 
   void on_logon(session::Session&) noexcept override { ++counters_.logons; }
   void on_logout(session::Session&) noexcept override { ++counters_.logouts; }
-  session::Decision from_app(session::Session& session, const codec::MessageView& message) noexcept override;
+  using session::Application::from_app;
+  session::Decision from_app(session::Session& session, const codec::MessageView& message,
+                             const session::InboundInfo& info) noexcept override;
 
   [[nodiscard]] const VenueCounters& counters() const noexcept { return counters_; }
 
@@ -39,6 +101,7 @@ class VenueApplication : public session::Application {
 
   VenueOptions options_;
   VenueCounters counters_;
+  OrderIdSet executed_;
   std::uint64_t next_order_id_ = 1;
   std::uint64_t next_exec_id_ = 1;
   codec::TimestampFormatter formatter_;

@@ -275,6 +275,8 @@ int run_stats(const StatsArgs& a) {
       for (const auto& [bound, n] : d.buckets)
         std::printf("    <= %-8" PRIu64 " %" PRIu64 "\n", bound, n);
     }
+    std::printf("  repairs      %zu\n", s.repairs.size());
+    for (const auto& r : s.repairs) std::printf("    %s\n", r.text.c_str());
   }
   std::fflush(stdout);
   return report_corruptions(corruptions);
@@ -288,6 +290,7 @@ struct AuditArgs {
   CLI::Option* expect_option = nullptr;
   std::string begin_string;
   bool allow_gaps = false;
+  bool accept_repairs = false;
   bool no_validate = false;
   bool json = false;
   std::size_t max_failures = 20;
@@ -301,6 +304,7 @@ int run_audit(const AuditArgs& a) {
   options.direction = a.common.select();
   options.begin_string = a.begin_string;
   options.allow_gaps = a.allow_gaps;
+  options.accept_repairs = a.accept_repairs;
   options.validate = !a.no_validate;
   options.max_failures = a.max_failures;
   if (a.expect_option != nullptr && a.expect_option->count() > 0) options.expected_count = a.expect_count;
@@ -322,9 +326,14 @@ int run_audit(const AuditArgs& a) {
       if (j.missing_seqs != 0) std::cout << ", " << j.missing_seqs << " seqs missing";
       if (j.duplicates != 0) std::cout << ", " << j.duplicates << " PossDup duplicates";
       if (j.sequence_resets != 0) std::cout << ", " << j.sequence_resets << " sequence resets";
+      if (j.repairs != 0) std::cout << ", " << j.repairs << " repairs";
       std::cout << "\n    per MsgType:";
       for (const auto& [type, n] : j.per_type) std::cout << " " << type << "=" << n;
       std::cout << "\n";
+    }
+    if (!r.repairs.empty() && options.accept_repairs) {
+      std::cout << "  repairs (accepted): " << r.repairs.size() << "\n";
+      for (const auto& x : r.repairs) std::cout << "    " << x.text << "\n";
     }
     if (!r.ok) {
       std::cout << "  failures: " << r.failure_count;
@@ -372,6 +381,9 @@ int run(int argc, char** argv) {
   audit.expect_option = u->add_option("--expect-count", audit.expect_count, "Fail unless exactly N messages are found");
   u->add_option("--begin-string", audit.begin_string, "Every message must carry this BeginString (e.g. FIX.4.4)");
   u->add_flag("--allow-gaps", audit.allow_gaps, "Count missing seqs without failing");
+  u->add_flag("--accept-repairs", audit.accept_repairs,
+              "List repairs and losses the files show (repairs.log, .cut/.lost files, a journal that stopped "
+              "early) without failing");
   u->add_flag("--no-validate", audit.no_validate, "Skip the dictionary checks");
   u->add_option("--max-failures", audit.max_failures, "Failures to list")->capture_default_str();
   u->add_flag("--json", audit.json, "Print the report as JSON");

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <memory>
 
-#include "common/conformance_app.hpp"
 #include "common/configs.hpp"
+#include "common/conformance_app.hpp"
 #include "common/venue_app.hpp"
 #include "hft/core/cpu.hpp"
 #include "hft/engine/engine.hpp"
@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   std::string store_dir, log_level = "info", port_file;
   int port = 9878;
   int core = -1;
+  std::size_t dedup_capacity = hft::apps::VenueOptions{}.dedup_capacity;
   bool conformance = false, no_fill = false, busy = false;
   cli.add_option("--config", config_path, "QuickFIX-style session file (overrides the session flags)");
   cli.add_option("--port", port, "port to listen on (0: any free port, see --port-file)");
@@ -42,6 +43,11 @@ int main(int argc, char** argv) {
   cli.add_option("--core", core, "pin the engine thread to this CPU");
   cli.add_flag("--busy-poll", busy, "poll sockets without sleeping (burns a core)");
   cli.add_flag("--no-fill", no_fill, "acknowledge orders without filling them");
+  cli.add_option(
+         "--dedup-capacity", dedup_capacity,
+         "ClOrdIDs remembered (preallocated) so that a resent order (PossDupFlag=Y) is not executed twice; "
+         "0: off")
+      ->capture_default_str();
   cli.add_flag("--conformance", conformance, "behave as the conformance suite's echo acceptor");
   std::string only_sessions;
   cli.add_option("--sessions", only_sessions, "with --conformance: only these TargetCompIDs (e.g. TW44,TW)");
@@ -89,7 +95,11 @@ int main(int argc, char** argv) {
   }
 
   hft::engine::StreamLogger logger(level);
-  hft::apps::VenueApplication venue(hft::apps::VenueOptions{!no_fill});
+  hft::apps::VenueOptions venue_options;
+  venue_options.fill = !no_fill;
+  venue_options.dedup_capacity = dedup_capacity;
+  venue_options.logger = &logger;
+  hft::apps::VenueApplication venue(venue_options);
   hft::apps::ConformanceApplication echo;
   hft::session::Application& app = conformance ? static_cast<hft::session::Application&>(echo) : venue;
   auto engine = hft::engine::Engine::create(*config, app, &logger);
@@ -113,9 +123,13 @@ int main(int argc, char** argv) {
   (*engine)->run();
   const auto& c = venue.counters();
   if (!conformance) {
-    std::fprintf(stderr, "hft-venue: %llu orders, %llu reports, %llu send failures\n",
-                 static_cast<unsigned long long>(c.orders), static_cast<unsigned long long>(c.reports_sent),
-                 static_cast<unsigned long long>(c.send_failures));
+    std::fprintf(
+        stderr,
+        "hft-venue: %llu orders, %llu reports, %llu send failures, %llu resent orders (%llu already "
+        "executed, not executed again), %llu not remembered (--dedup-capacity full)\n",
+        static_cast<unsigned long long>(c.orders), static_cast<unsigned long long>(c.reports_sent),
+        static_cast<unsigned long long>(c.send_failures), static_cast<unsigned long long>(c.possdup_orders),
+        static_cast<unsigned long long>(c.duplicates), static_cast<unsigned long long>(c.dedup_full));
   }
   return 0;
 }

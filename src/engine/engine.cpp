@@ -309,8 +309,16 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, session::
       store::JournalStoreConfig jc;
       jc.directory = setup->store.directory;
       jc.journal = setup->store.journal;
+      const session::SessionID id = setup->settings.id();
+      jc.session_identity = store::session_identity(id.to_string());
       auto opened = store::JournalStore::open(jc, engine->journal_service_.get(), now.utc_ns);
       if (!opened) return Error{section.where("FileStorePath") + ": FileStorePath: " + opened.error().message};
+      // Whatever open() repaired or recovered is said once, at WARN, before
+      // the session starts (docs/journal.md, "Recovery").
+      if (log != nullptr && log->enabled(session::LogLevel::kWarn)) {
+        for (const std::string& line : (*opened)->recovery().warnings)
+          log->log(session::LogLevel::kWarn, id, line);
+      }
       message_store = std::move(*opened);
     } else {
       // Without FileStorePath the last 1024 messages are kept in memory for

@@ -20,6 +20,7 @@
 #include "hft/codec/types.hpp"
 #include "hft/store/crc32c.hpp"
 #include "hft/store/format.hpp"
+#include "hft/store/journal.hpp"
 #include "hft/store/journal_reader.hpp"
 
 namespace hft::engine {
@@ -475,6 +476,169 @@ SizeDistribution distribution(std::vector<std::uint64_t> sizes) {
 
 }  // namespace
 
+// ---- repairs -----------------------------------------------------------------------
+
+namespace {
+
+struct SeqNumFacts {
+  std::uint64_t epoch = 0;
+  std::uint64_t next_sender = 0;
+  std::uint64_t next_target = 0;
+};
+
+/// The current slot of a sequence-number file, read without mapping it for
+/// writing (a tool may look at a read-only copy). Empty if missing or bad.
+std::optional<SeqNumFacts> read_seqnums(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char file[store::kSeqNumFileSize];
+  const ssize_t got = ::pread(fd, file, sizeof(file), 0);
+  ::close(fd);
+  if (got != static_cast<ssize_t>(sizeof(file))) return std::nullopt;
+  store::SeqNumHeader h;
+  std::memcpy(&h, file, sizeof(h));
+  if (std::memcmp(h.magic, store::kSeqNumMagic, sizeof(h.magic)) != 0 ||
+      store::crc32c(&h, offsetof(store::SeqNumHeader, header_crc)) != h.header_crc)
+    return std::nullopt;
+  std::optional<SeqNumFacts> best;
+  std::uint64_t best_generation = 0;
+  for (int i = 0; i < 2; ++i) {
+    store::SeqNumSlot slot;
+    std::memcpy(&slot, file + 64 + i * sizeof(slot), sizeof(slot));
+    if (slot.generation == 0 || store::crc32c(&slot, offsetof(store::SeqNumSlot, crc)) != slot.crc) continue;
+    if (!best || slot.generation > best_generation) {
+      best = SeqNumFacts{slot.epoch, slot.next_sender_seq, slot.next_target_seq};
+      best_generation = slot.generation;
+    }
+  }
+  return best;
+}
+
+/// What the last segments of a journal say: is the last one sealed, and the
+/// last indexed seq of the epoch it belongs to.
+struct TailFacts {
+  bool sealed = false;
+  std::uint64_t epoch = 0;
+  std::uint64_t last_seq = 0;
+  std::string last_file;
+};
+
+TailFacts tail_facts(const std::string& journal) {
+  TailFacts t;
+  auto reader = store::JournalReader::open(journal);
+  if (!reader || reader->segments().empty()) return t;
+  const std::vector<std::uint64_t> segments = reader->segments();
+  t.last_file = segment_file(journal, segments.back());
+  for (std::size_t i = segments.size(); i-- > 0;) {
+    reader->seek_segment(i);
+    store::RecordView v;
+    std::uint64_t epoch = 0, last = 0;
+    bool opens_epoch = false, sealed = false;
+    while (reader->next(v) == store::JournalReader::Next::kRecord && v.segment == segments[i]) {
+      sealed = false;
+      if (v.control()) {
+        if ((v.flags & store::kRecordSegmentStart) != 0 &&
+            v.bytes.size() == sizeof(store::SegmentStartPayload)) {
+          store::SegmentStartPayload p;
+          std::memcpy(&p, v.bytes.data(), sizeof(p));
+          epoch = p.epoch;
+          opens_epoch = (v.flags & store::kRecordEpochStart) != 0;
+        }
+        sealed = (v.flags & store::kRecordSegmentSeal) != 0;
+      } else if ((v.flags & store::kRecordUnindexed) == 0) {
+        last = std::max(last, v.seq);
+      }
+    }
+    if (i + 1 == segments.size()) {
+      t.sealed = sealed;
+      t.epoch = epoch;
+    } else if (epoch != t.epoch) {
+      break;
+    }
+    if (last != 0) {
+      t.last_seq = last;
+      break;
+    }
+    if (opens_epoch) break;
+  }
+  return t;
+}
+
+bool mentions(const std::string& log, const std::string& path) {
+  return log.find(path) != std::string::npos;
+}
+
+}  // namespace
+
+std::vector<RepairFinding> find_repairs(const JournalSource& source, const std::string& store_dir) {
+  std::vector<RepairFinding> out;
+  auto add = [&](std::string file, std::string text) {
+    out.push_back(RepairFinding{source.direction, std::move(file), std::move(text)});
+  };
+  const std::string log_path = source.path + "/" + store::kRepairLogName;
+  std::string log;
+  if (std::FILE* f = std::fopen(log_path.c_str(), "rb")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) log.append(buf, n);
+    std::fclose(f);
+  }
+  for (std::size_t pos = 0; pos < log.size();) {
+    std::size_t end = log.find('\n', pos);
+    if (end == std::string::npos) end = log.size();
+    if (end > pos) add(log_path, log_path + ": " + log.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  if (DIR* d = ::opendir(source.path.c_str())) {
+    std::vector<std::string> left;
+    const std::string lost = std::string(".seg") + store::kLostSuffix;
+    while (dirent* e = ::readdir(d)) {
+      const std::string_view name = e->d_name;
+      if (name.find(".seg.cut-") != std::string_view::npos || name.ends_with(lost)) left.emplace_back(name);
+    }
+    ::closedir(d);
+    std::sort(left.begin(), left.end());
+    for (const std::string& name : left) {
+      const std::string path = source.path + "/" + name;
+      if (mentions(log, path)) continue;
+      add(path, path + ": " +
+                    (name.ends_with(store::kLostSuffix) ? "a segment that lost its records"
+                                                        : "bytes cut from a torn tail") +
+                    ", left by a repair that " + store::kRepairLogName + " does not record");
+    }
+  }
+  const TailFacts tail = tail_facts(source.path);
+  if (tail.sealed)
+    add(tail.last_file,
+        tail.last_file +
+            ": the journal's last segment is sealed, but the segment written after it is missing: "
+            "the journal stopped early");
+  if (!store_dir.empty() && source.direction == JournalDirection::kOutbound) {
+    const std::string path = store_dir + "/seqnums.dat";
+    const std::optional<SeqNumFacts> seq = read_seqnums(path);
+    if (seq && seq->epoch == tail.epoch && tail.last_seq + 1 < seq->next_sender) {
+      add(path, source.path + ": ends at seq " + std::to_string(tail.last_seq) + " of epoch " +
+                    std::to_string(tail.epoch) + ", but " + path + " says next sender seq " +
+                    std::to_string(seq->next_sender) + ": seqs " + std::to_string(tail.last_seq + 1) + ".." +
+                    std::to_string(seq->next_sender - 1) + " (" +
+                    std::to_string(seq->next_sender - 1 - tail.last_seq) +
+                    " messages) are not in the journal: it stopped early");
+    }
+  }
+  return out;
+}
+
+namespace {
+
+/// The store directory `source` belongs to ("" for a bare journal).
+std::string store_of(const JournalSource& source) {
+  if (source.direction == JournalDirection::kJournal) return {};
+  const std::size_t slash = source.path.find_last_of('/');
+  return slash == std::string::npos ? std::string(".") : source.path.substr(0, slash);
+}
+
+}  // namespace
+
 Expected<std::vector<JournalSummary>> summarize_journals(const std::string& dir, DirectionSelect select) {
   auto sources = resolve_journals(dir, select);
   if (!sources) return sources.error();
@@ -553,6 +717,7 @@ Expected<std::vector<JournalSummary>> summarize_journals(const std::string& dir,
       s.messages_per_second =
           static_cast<double>(s.records - 1) * 1e9 / static_cast<double>(s.last_ns - s.first_ns);
     s.message_sizes = distribution(std::move(sizes));
+    s.repairs = find_repairs(s.source, store_of(s.source));
     out.push_back(std::move(s));
   }
   return out;
@@ -578,6 +743,8 @@ std::string_view to_string(AuditCheck check) noexcept {
       return "sequence";
     case AuditCheck::kCount:
       return "count";
+    case AuditCheck::kRepair:
+      return "repair";
   }
   return "unknown";
 }
@@ -965,6 +1132,22 @@ Expected<AuditReport> audit_journal(const std::string& dir, const AuditOptions& 
   report.dictionary = options.dictionary ? options.dictionary->version() : "built-in";
   Auditor auditor(options, report);
   for (Cursor& c : *opened) auditor.audit(c);
+  for (JournalAudit& j : report.journals) {
+    for (RepairFinding& r : find_repairs(j.source, store_of(j.source))) {
+      ++j.repairs;
+      if (!options.accept_repairs) {
+        AuditFailure f;
+        f.check = AuditCheck::kRepair;
+        f.direction = r.direction;
+        f.reason = r.text + " (--accept-repairs to accept)";
+        ++j.failures;
+        ++report.failure_count;
+        report.ok = false;
+        if (report.failures.size() < options.max_failures) report.failures.push_back(std::move(f));
+      }
+      report.repairs.push_back(std::move(r));
+    }
+  }
   bool first = true;
   for (const JournalAudit& j : report.journals) {
     report.segments += j.segments;
@@ -1014,6 +1197,18 @@ Json per_type_json(const PerTypeCounts& per_type) {
   return o;
 }
 
+Json repairs_json(const std::vector<RepairFinding>& repairs) {
+  Json a = Json::array();
+  for (const RepairFinding& r : repairs) {
+    Json o;
+    o["direction"] = direction_name(r.direction);
+    o["file"] = r.file;
+    o["text"] = r.text;
+    a.push_back(std::move(o));
+  }
+  return a;
+}
+
 std::string dump(const Json& j, int indent) {
   // Message bytes may hold anything: replace invalid UTF-8 instead of throwing.
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -1054,6 +1249,7 @@ std::string to_json(const AuditReport& report, int indent) {
     o["sequence_resets"] = a.sequence_resets;
     o["validated"] = a.validated;
     o["failures"] = a.failures;
+    o["repairs"] = a.repairs;
     o["per_type"] = per_type_json(a.per_type);
     journals.push_back(std::move(o));
   }
@@ -1075,6 +1271,7 @@ std::string to_json(const AuditReport& report, int indent) {
     failures.push_back(std::move(o));
   }
   j["failures"] = std::move(failures);
+  j["repairs"] = repairs_json(report.repairs);
   return dump(j, indent);
 }
 
@@ -1107,6 +1304,7 @@ std::string to_json(const std::vector<JournalSummary>& summaries, int indent) {
     o["unindexed"] = s.unindexed;
     o["corrupt"] = s.corrupt;
     o["corruptions"] = s.corruptions;
+    o["repairs"] = repairs_json(s.repairs);
     Json epochs = Json::array();
     for (const EpochSummary& e : s.epochs) {
       Json x;

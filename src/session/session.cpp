@@ -960,7 +960,10 @@ void Session::next_resend_request(const MessageView& msg) noexcept {
 
 void Session::next_app(const MessageView& msg, std::string_view /*type*/) noexcept {
   if (!verify(msg, true, true)) return;
-  if (!apply_decision(msg, app_.from_app(*this, msg))) return;
+  InboundInfo info;
+  (void)msg.get_uint(tag::kMsgSeqNum, info.seq);
+  info.poss_dup = flag_set(msg, tag::kPossDupFlag);
+  if (!apply_decision(msg, app_.from_app(*this, msg, info))) return;
   incr_target();
 }
 

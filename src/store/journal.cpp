@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <limits>
 
 #include "hft/core/clock.hpp"
@@ -47,7 +49,15 @@ constexpr std::int64_t kRewarmSliceNs = 100'000;  // re-warm time per duty cycle
 constexpr std::int64_t kSpareRetryNs = 100'000'000;
 constexpr std::int64_t kRetentionPeriodNs = 200'000'000;
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
+
+std::string hex_text(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "0x%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
 
 /// mkdir -p. Returns 0 or errno.
 int make_directories(const std::string& path) {
@@ -200,6 +210,7 @@ Expected<void> Journal::recover() {
   }
   std::sort(listed.begin(), listed.end(), [](const Listed& a, const Listed& b) { return a.number < b.number; });
   const std::uint64_t max_number = listed.empty() ? 0 : listed.back().number;
+  std::vector<Empty> empties;
 
   // Every header is checked before anything is modified: a journal we do
   // not understand is refused as a whole and left untouched.
@@ -217,8 +228,10 @@ Expected<void> Journal::recover() {
     ::close(fd);
     if (got < 0) return Error{path + ": cannot read: " + errno_text(errno)};
     std::memcpy(&l.header, probe, sizeof(l.header));
-    if (all_zero(probe, sizeof(probe)) && (l.file_size <= sizeof(probe) || l.number == max_number)) {
-      // Creation was interrupted before the header was written.
+    if (all_zero(probe, sizeof(probe))) {
+      // No header: a creation interrupted before the header was written (a
+      // spare), or a segment that lost its contents. Which one is decided
+      // once the tail is known (settle_empty).
       bool empty = true;
       if (l.file_size > sizeof(probe)) {
         detail::ReadView v;
@@ -227,19 +240,25 @@ Expected<void> Journal::recover() {
           detail::unmap_readonly(v);
         }
       }
-      if (empty && ::unlink(path.c_str()) == 0) {
-        recovery_.removed_spares.push_back(path);
+      if (empty) {
+        empties.push_back(Empty{l.number, l.file_size, false, false});
         continue;
       }
     }
     if (std::string why = detail::check_header(l.header, path, l.number, l.file_size); !why.empty())
       return Error{why};
+    if (config_.session_identity != 0 && l.header.session_identity != 0 &&
+        l.header.session_identity != config_.session_identity)
+      return Error{dir + ": the journal belongs to another session: " + path + " records session identity " +
+                   hex_text(l.header.session_identity) + ", this session's is " +
+                   hex_text(config_.session_identity) + "; refusing to open"};
     valid.push_back(l);
   }
   next_number_.store(max_number + 1, std::memory_order_relaxed);
 
   // The tail is the highest segment holding anything; empty ones above it
-  // are spares a previous run prepared and never used.
+  // are spares a previous run prepared and never used (or, after a sealed
+  // tail, the segment the writer went on in, if it lost its records).
   std::size_t tail = valid.size();
   while (tail > 0) {
     const Listed& l = valid[tail - 1];
@@ -247,13 +266,17 @@ Expected<void> Journal::recover() {
     detail::ReadView v;
     if (const int err = detail::map_readonly(path.c_str(), v); err != 0)
       return Error{path + ": cannot map: " + errno_text(err)};
-    const bool empty = all_zero(v.base + kSegmentHeaderSize, v.size - kSegmentHeaderSize);
+    const bool empty =
+        v.size <= kSegmentHeaderSize || all_zero(v.base + kSegmentHeaderSize, v.size - kSegmentHeaderSize);
     detail::unmap_readonly(v);
     if (!empty) break;
-    if (::unlink(path.c_str()) != 0) return Error{path + ": cannot remove unused spare: " + errno_text(errno)};
-    recovery_.removed_spares.push_back(path);
+    // A spare is allocated in full before its header is written: a shorter
+    // one was truncated.
+    empties.push_back(Empty{l.number, l.file_size, true, l.file_size < l.header.segment_size});
     --tail;
   }
+  std::sort(empties.begin(), empties.end(),
+            [](const Empty& a, const Empty& b) { return a.number < b.number; });
 
   // Finished segments (all epochs) are candidates for retention.
   if (!retained_.empty()) {
@@ -268,8 +291,10 @@ Expected<void> Journal::recover() {
   }
 
   if (tail == 0) {
+    if (auto settled = settle_empty(empties, 0, false); !settled) return settled.error();
     recovery_.created = true;
-    return start_fresh(max_number + 1, 1, core::realtime_ns(), true);
+    if (auto fresh = start_fresh(max_number + 1, 1, core::realtime_ns(), true); !fresh) return fresh.error();
+    return write_repair_log();
   }
 
   // ---- the tail segment: scan, cut, rebuild its index ----
@@ -288,6 +313,11 @@ Expected<void> Journal::recover() {
       return Error{path + ": cannot restore the segment to " + std::to_string(size) + " bytes: " + errno_text(err)};
     }
     recovery_.extended = true;
+    recovery_.original_size = t.file_size;
+    recovery_.repairs.push_back(path + ": file was " + std::to_string(t.file_size) +
+                                " bytes, its header says " + std::to_string(size) + ": extended to " +
+                                std::to_string(size) + " bytes; records that were past byte " +
+                                std::to_string(t.file_size) + " are lost");
   }
   void* mapped = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (mapped == MAP_FAILED) {
@@ -376,6 +406,16 @@ Expected<void> Journal::recover() {
     }
     std::memset(base + off, 0, dirty_end - off);
     recovery_.saved_to = saved;
+    recovery_.repairs.push_back(path + ": tail cut at offset " + std::to_string(off) + " after " +
+                                std::to_string(records) + " good records (last seq " +
+                                std::to_string(last_seq) + "): " + std::to_string(recovery_.cut_bytes) +
+                                " bytes that were not a valid record saved to " + saved + " and zeroed");
+  }
+
+  if (auto settled = settle_empty(empties, t.number, sealed); !settled) {
+    release_pool(seg);
+    detail::close_segment(*seg);
+    return settled.error();
   }
 
   // Scanned (with read-ahead, which helps a cold scan); from here on the
@@ -480,6 +520,69 @@ Expected<void> Journal::recover() {
   recovery_.epoch = epoch_;
   recovery_.last_seq = last_indexed_seq_;
   recovery_.epoch_segments = cat_count_;
+  return write_repair_log();
+}
+
+Expected<void> Journal::settle_empty(const std::vector<Empty>& empties, std::uint64_t tail_number,
+                                     bool tail_sealed) {
+  // The writer creates a segment in full (header included) before it seals
+  // the one before, and writes into it right after: an empty segment below
+  // the tail, or a headerless or short one right after a sealed tail, held
+  // records once. Any other empty one is an unused spare.
+  bool first_above = true;
+  for (const Empty& e : empties) {
+    const std::string path = segment_path(e.number);
+    const bool above = e.number > tail_number;
+    const bool lost =
+        tail_number != 0 && (!above || (tail_sealed && first_above && (e.truncated || !e.header)));
+    if (above) first_above = false;
+    if (!lost) {
+      if (::unlink(path.c_str()) != 0)
+        return Error{path + ": cannot remove unused spare: " + errno_text(errno)};
+      recovery_.removed_spares.push_back(path);
+      continue;
+    }
+    const std::string aside = path + kLostSuffix;
+    if (::rename(path.c_str(), aside.c_str()) != 0)
+      return Error{path + ": segment lost its records and cannot be moved aside to " + aside + ": " +
+                   errno_text(errno) + "; refusing to open"};
+    recovery_.lost_segments.push_back(aside);
+    recovery_.repairs.push_back(
+        path + ": " + std::to_string(e.file_size) + " bytes, " + (e.header ? "header only" : "no header") +
+        (above ? ", after sealed segment " + std::to_string(tail_number)
+               : ", below segment " + std::to_string(tail_number) + " which holds records") +
+        ": its records are lost (their count is not known here); moved aside to " + aside);
+  }
+  return {};
+}
+
+Expected<void> Journal::write_repair_log() {
+  for (const std::string& line : recovery_.repairs) {
+    if (auto written = append_repair_log(config_.directory, line); !written) return written.error();
+  }
+  return {};
+}
+
+Expected<void> append_repair_log(const std::string& directory, const std::string& line) {
+  const std::string path = directory + "/" + kRepairLogName;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return Error{path + ": cannot record a repair: " + errno_text(errno)};
+  const std::int64_t now = core::realtime_ns();
+  const std::time_t secs = static_cast<std::time_t>(now / 1'000'000'000);
+  std::tm tm{};
+  ::gmtime_r(&secs, &tm);
+  char stamp[40];
+  const int n = std::snprintf(stamp, sizeof(stamp), "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ ",
+                              tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                              static_cast<long long>(now % 1'000'000'000));
+  std::string text(stamp, static_cast<std::size_t>(n > 0 ? n : 0));
+  text += line;
+  text += '\n';
+  const bool ok =
+      ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!ok) return Error{path + ": cannot record a repair: " + errno_text(err)};
   return {};
 }
 
@@ -749,7 +852,7 @@ int Journal::create_segment(Segment* segment, std::uint64_t number) noexcept {
   char path[detail::kPathMax];
   if (!detail::format_segment_path(path, sizeof(path), config_.directory, number)) return ENAMETOOLONG;
   return detail::create_segment_file(path, number, config_.segment_size, config_.record_alignment,
-                                     core::realtime_ns(), *segment);
+                                     core::realtime_ns(), config_.session_identity, *segment);
 }
 
 bool Journal::rotate(bool epoch_start) noexcept {

@@ -1,6 +1,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "hft/core/clock.hpp"
 #include "hft/store/message_store.hpp"
@@ -8,58 +9,160 @@
 
 namespace hft::store {
 
+namespace {
+
+void journal_repairs(const char* which, const RecoveryReport& r, std::vector<std::string>& out) {
+  for (const std::string& line : r.repairs) out.push_back(std::string(which) + " journal repaired: " + line);
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<JournalStore>> JournalStore::open(const JournalStoreConfig& config,
                                                            JournalService* service, std::int64_t now_ns) {
   if (config.directory.empty()) return Error{"journal store: no directory configured"};
   if (now_ns == 0) now_ns = core::realtime_ns();
   std::unique_ptr<JournalStore> store(new JournalStore());
+  StoreRecovery& rec = store->recovery_;
 
   // The journals first: their open creates the session directory (or
   // refuses a missing one) with the configured policy.
   JournalConfig out = config.journal;
   out.directory = config.directory + "/outbound";
+  out.session_identity = config.session_identity;
   auto outbound = Journal::open(out, service);
   if (!outbound) return outbound.error();
   store->outbound_ = std::move(*outbound);
+  rec.outbound = store->outbound_->recovery();
+  journal_repairs("outbound", rec.outbound, rec.warnings);
   if (config.journal_inbound) {
     JournalConfig in = config.journal;
     in.directory = config.directory + "/inbound";
+    in.session_identity = config.session_identity;
     auto inbound = Journal::open(in, service);
     if (!inbound) return inbound.error();
     store->inbound_ = std::move(*inbound);
+    rec.inbound = store->inbound_->recovery();
+    journal_repairs("inbound", rec.inbound, rec.warnings);
   }
-  auto seqnums = SeqNumStore::open(config.directory + "/seqnums.dat", now_ns);
+  Journal& ob = *store->outbound_;
+  Journal* ib = store->inbound_.get();
+
+  const std::string path = config.directory + "/seqnums.dat";
+  struct stat st {};
+  const bool missing = ::stat(path.c_str(), &st) != 0 && errno == ENOENT;
+  // Journals that hold anything at all (any epoch): a store in use.
+  const bool journals_used = !rec.outbound.created || (ib != nullptr && !rec.inbound.created);
+  if (missing && journals_used && ib == nullptr && ob.last_seq() != 0) {
+    // The outbound journal gives the next sender seq, but nothing gives the
+    // next target seq: starting at 1 would have the peer resend the day.
+    return Error{
+        path +
+        ": missing, and the inbound journal is off (journal_inbound): the next target MsgSeqNum "
+        "cannot be recovered (the outbound journal holds up to seq " +
+        std::to_string(ob.last_seq()) +
+        "); restore the file, or remove the store directory to start the session at 1 on both sides"};
+  }
+  auto seqnums = SeqNumStore::open(path, now_ns, true, config.session_identity);
   if (!seqnums) return seqnums.error();
   store->seqnums_ = std::make_unique<SeqNumStore>(std::move(*seqnums));
   SeqNumStore& seq = *store->seqnums_;
-  Journal& ob = *store->outbound_;
+  rec.seqnums_created = missing;
+  rec.file_next_sender = missing ? 0 : seq.next_sender_seq();
+  rec.file_next_target = missing ? 0 : seq.next_target_seq();
+  rec.file_epoch = missing ? 0 : seq.epoch();
 
   // reset() writes the journals first, then the file: a crash in between
   // leaves the journals one epoch ahead. Finish what was started.
   std::uint64_t journal_epoch = ob.epoch();
   std::int64_t journal_created = ob.epoch_created_ns();
-  if (store->inbound_ && store->inbound_->epoch() > journal_epoch) {
-    journal_epoch = store->inbound_->epoch();
-    journal_created = store->inbound_->epoch_created_ns();
+  if (ib != nullptr && ib->epoch() > journal_epoch) {
+    journal_epoch = ib->epoch();
+    journal_created = ib->epoch_created_ns();
   }
-  if (journal_epoch > seq.epoch()) seq.reset(journal_epoch, journal_created);
+  const bool file_epoch_behind = journal_epoch > seq.epoch();
+  if (file_epoch_behind) seq.reset(journal_epoch, journal_created);
   // A journal behind the file (replaced, or its reset lost): follow the file.
-  if (store->inbound_ && store->inbound_->epoch() < seq.epoch() &&
-      store->inbound_->reset(seq.epoch(), seq.epoch_created_ns()) != StoreStatus::kOk)
-    return Error{store->inbound_->config().directory + ": cannot start epoch " + std::to_string(seq.epoch())};
+  if (ib != nullptr && ib->epoch() < seq.epoch() &&
+      ib->reset(seq.epoch(), seq.epoch_created_ns()) != StoreStatus::kOk)
+    return Error{ib->config().directory + ": cannot start epoch " + std::to_string(seq.epoch())};
   if (ob.epoch() < seq.epoch() && ob.reset(seq.epoch(), seq.epoch_created_ns()) != StoreStatus::kOk)
     return Error{ob.config().directory + ": cannot start epoch " + std::to_string(seq.epoch())};
 
-  // The outbound journal holds the last seq used for certain; the file may
-  // lag (a crash between commit and the file update, or a torn slot).
-  // next_target_seq is NOT raised from the inbound journal: a received
-  // message is journaled before the application sees it and before the
-  // session accepts it (a Logon ahead of a gap is journaled at once), so a
-  // journaled seq is not a processed one. Keeping the file's value makes a
-  // crash cost a PossDup resend, never a lost message.
-  std::uint64_t sender = seq.next_sender_seq();
-  if (ob.last_seq() != 0) sender = std::max(sender, ob.last_seq() + 1);
-  if (sender != seq.next_sender_seq()) seq.set_next_sender_seq(sender);
+  // The journals are the truth, the file a cache of them. The outbound
+  // journal holds the last seq used for certain; the file may lag it by one
+  // message (a crash between the journal commit and the file update, or a
+  // torn slot). The inbound journal holds the accepted stream in sequence
+  // (Session::verify), but a received message is journaled before the
+  // application sees it, so its last seq may be one ahead of what was
+  // processed: while the file is trusted, next_target_seq keeps the file's
+  // value, and a crash costs a PossDup resend, never a lost message.
+  //
+  // A file that is missing, or further behind the journals than that one
+  // message (an old copy restored from a backup, a file of an earlier run),
+  // is not trusted: both numbers come from the journals. The next target
+  // is then the inbound journal's last seq + 1, which loses at most the one
+  // message that was journaled but not yet processed when the process died;
+  // a SequenceReset the journal holds without its NewSeqNo gives a lower
+  // target, and the peer resends what follows with PossDupFlag=Y.
+  const std::uint64_t ob_next = ob.last_seq() + 1;
+  const std::uint64_t ib_next = ib != nullptr ? ib->last_seq() + 1 : 0;
+  const std::uint64_t file_sender = seq.next_sender_seq();
+  const std::uint64_t file_target = seq.next_target_seq();
+  const bool sender_stale = ob_next > file_sender + 1;
+  const bool target_stale = ib != nullptr && ib_next > file_target + 1;
+  const bool distrust =
+      (missing && journals_used) || (!missing && !file_epoch_behind && (sender_stale || target_stale));
+  if (!missing && ib == nullptr && sender_stale) {
+    return Error{
+        path + ": older than the outbound journal (next sender seq " + std::to_string(file_sender) +
+        ", the journal holds up to seq " + std::to_string(ob.last_seq()) +
+        ") and the inbound journal is off (journal_inbound): the next target MsgSeqNum cannot be "
+        "recovered; restore the current file, or remove the store directory to start the session at 1 "
+        "on both sides"};
+  }
+  std::uint64_t sender = file_sender;
+  std::uint64_t target = file_target;
+  if (distrust) {
+    sender = std::max(file_sender, ob_next);
+    if (ib != nullptr) target = std::max(file_target, ib_next);
+    rec.seqnums_recovered = true;
+  } else if (ob.last_seq() != 0) {
+    sender = std::max(sender, ob_next);
+  }
+  if (sender != seq.next_sender_seq() || target != seq.next_target_seq()) seq.set(sender, target);
+  rec.next_sender = sender;
+  rec.next_target = target;
+
+  if (missing && journals_used) {
+    rec.warnings.push_back(path + ": missing, recovered from the journals: epoch " +
+                           std::to_string(seq.epoch()) + ", next sender seq " + std::to_string(sender) +
+                           " (outbound journal's last " + std::to_string(ob.last_seq()) +
+                           " + 1), next target seq " + std::to_string(target) + " (inbound journal's last " +
+                           std::to_string(ib_next - 1) + " + 1)");
+  } else if (rec.seqnums_recovered) {
+    rec.warnings.push_back(path + ": older than the journals (generation " +
+                           std::to_string(seq.generation()) + ": next sender seq " +
+                           std::to_string(file_sender) + ", next target seq " + std::to_string(file_target) +
+                           "; the journals hold up to sender seq " + std::to_string(ob.last_seq()) +
+                           ", target seq " + std::to_string(ib_next - 1) +
+                           "): recovered from the journals: next sender seq " + std::to_string(sender) +
+                           ", next target seq " + std::to_string(target));
+  } else if (!missing && sender != file_sender) {
+    rec.warnings.push_back(path + ": next sender seq raised from " + std::to_string(file_sender) + " to " +
+                           std::to_string(sender) + ": the outbound journal holds seq " +
+                           std::to_string(ob.last_seq()) +
+                           " (the file was not updated after it, e.g. a crash)");
+  }
+  if (!missing && ob.last_seq() + 1 < sender && !rec.outbound.repairs.empty()) {
+    // The file knew of messages the repaired journal no longer holds.
+    const std::string line = "outbound journal ends at seq " + std::to_string(ob.last_seq()) + " but " +
+                             path + " says next sender seq " + std::to_string(sender) + ": seqs " +
+                             std::to_string(ob.last_seq() + 1) + ".." + std::to_string(sender - 1) + " (" +
+                             std::to_string(sender - 1 - ob.last_seq()) +
+                             " messages) are lost; a ResendRequest for them is answered with a gap fill";
+    rec.warnings.push_back(line);
+    if (auto logged = append_repair_log(ob.config().directory, line); !logged) return logged.error();
+  }
 
   ob.set_companion_mapping(seq.mapping(), SeqNumStore::mapping_size());
   return store;

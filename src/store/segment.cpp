@@ -30,7 +30,7 @@ bool parse_segment_name(std::string_view name, std::uint64_t& number) noexcept {
 }
 
 void fill_header(SegmentHeader& header, std::uint64_t number, std::size_t size, std::uint32_t alignment,
-                 std::int64_t created_ns) noexcept {
+                 std::int64_t created_ns, std::uint64_t session_identity) noexcept {
   std::memset(&header, 0, sizeof(header));
   std::memcpy(header.magic, kSegmentMagic, sizeof(header.magic));
   header.format_version = kFormatVersion;
@@ -40,6 +40,7 @@ void fill_header(SegmentHeader& header, std::uint64_t number, std::size_t size, 
   header.created_ns = created_ns;
   header.segment_size = size;
   header.slot_size = static_cast<std::uint32_t>(kSlotSize);
+  header.session_identity = session_identity;
   header.header_crc = crc32c(&header, offsetof(SegmentHeader, header_crc));
 }
 
@@ -68,7 +69,7 @@ std::string check_header(const SegmentHeader& h, const std::string& path, std::u
 }
 
 int create_segment_file(const char* path, std::uint64_t number, std::size_t size, std::uint32_t alignment,
-                        std::int64_t created_ns, Segment& out) noexcept {
+                        std::int64_t created_ns, std::uint64_t session_identity, Segment& out) noexcept {
   const int fd = ::open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return errno;
   // fallocate (not a sparse ftruncate): a full disk is an error here, never
@@ -86,7 +87,7 @@ int create_segment_file(const char* path, std::uint64_t number, std::size_t size
   }
   advise_writer_access(static_cast<char*>(p), size);
   SegmentHeader header;
-  fill_header(header, number, size, alignment, created_ns);
+  fill_header(header, number, size, alignment, created_ns, session_identity);
   std::memcpy(p, &header, sizeof(header));
   out.base = static_cast<char*>(p);
   out.size = size;

@@ -49,7 +49,7 @@ bool parse_segment_name(std::string_view name, std::uint64_t& number) noexcept;
 
 /// Fills a header and its CRC.
 void fill_header(SegmentHeader& header, std::uint64_t number, std::size_t size, std::uint32_t alignment,
-                 std::int64_t created_ns) noexcept;
+                 std::int64_t created_ns, std::uint64_t session_identity) noexcept;
 /// Checks a header read from `path` for file number `number` and actual file
 /// size `file_size`. Empty string if valid, else the reason (names the path).
 std::string check_header(const SegmentHeader& header, const std::string& path, std::uint64_t number,
@@ -59,7 +59,7 @@ std::string check_header(const SegmentHeader& header, const std::string& path, s
 /// and writes its header. Pages are not pre-faulted. Returns 0 or an errno;
 /// on failure nothing is left behind.
 int create_segment_file(const char* path, std::uint64_t number, std::size_t size, std::uint32_t alignment,
-                        std::int64_t created_ns, Segment& out) noexcept;
+                        std::int64_t created_ns, std::uint64_t session_identity, Segment& out) noexcept;
 /// Advice for a mapping the writer appends to: no read-ahead on faults.
 /// With read-ahead, one fault on a fresh (fallocated, unwritten) file zero-
 /// fills up to read_ahead_kb of page cache in one go (8 MiB on the lab host:

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
@@ -25,7 +26,8 @@ Error io_error(const std::string& path, const char* what, int err) {
 
 }  // namespace
 
-Expected<SeqNumStore> SeqNumStore::open(const std::string& path, std::int64_t now_ns, bool create) {
+Expected<SeqNumStore> SeqNumStore::open(const std::string& path, std::int64_t now_ns, bool create,
+                                        std::uint64_t session_identity) {
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT && create) {
     // Build the complete file under a temporary name, then rename it into
@@ -41,6 +43,7 @@ Expected<SeqNumStore> SeqNumStore::open(const std::string& path, std::int64_t no
     h.header_size = 64;
     h.slot_size = sizeof(SeqNumSlot);
     h.created_ns = now_ns;
+    h.session_identity = session_identity;
     h.header_crc = crc32c(&h, offsetof(SeqNumHeader, header_crc));
     SeqNumSlot s{};
     s.generation = 1;
@@ -92,6 +95,15 @@ Expected<SeqNumStore> SeqNumStore::open(const std::string& path, std::int64_t no
     return Error{path + ": corrupt header (CRC mismatch); refusing to open"};
   if (h.format_version == 0 || h.header_size != 64 || h.slot_size != sizeof(SeqNumSlot))
     return Error{path + ": inconsistent header; refusing to open"};
+  if (session_identity != 0 && h.session_identity != 0 && h.session_identity != session_identity) {
+    char text[96];
+    std::snprintf(text, sizeof(text), "records session identity 0x%016llx, this session's is 0x%016llx",
+                  static_cast<unsigned long long>(h.session_identity),
+                  static_cast<unsigned long long>(session_identity));
+    return Error{path + ": the sequence-number file belongs to another session: it " + text +
+                 "; refusing to open"};
+  }
+  store.identity_ = h.session_identity;
 
   SeqNumSlot a, b;
   std::memcpy(&a, store.base_ + 64, sizeof(a));
@@ -115,6 +127,7 @@ SeqNumStore::SeqNumStore(SeqNumStore&& other) noexcept
       fd_(std::exchange(other.fd_, -1)),
       active_slot_(other.active_slot_),
       current_(other.current_),
+      identity_(other.identity_),
       path_(std::move(other.path_)) {}
 
 SeqNumStore& SeqNumStore::operator=(SeqNumStore&& other) noexcept {
@@ -125,6 +138,7 @@ SeqNumStore& SeqNumStore::operator=(SeqNumStore&& other) noexcept {
     fd_ = std::exchange(other.fd_, -1);
     active_slot_ = other.active_slot_;
     current_ = other.current_;
+    identity_ = other.identity_;
     path_ = std::move(other.path_);
   }
   return *this;

@@ -12,6 +12,7 @@
 
 #include "engine/journal_fixture.hpp"
 #include "hft/engine/journal_audit.hpp"
+#include "hft/store/journal_reader.hpp"
 
 #ifndef HFT_JOURNAL_EXE
 #error "HFT_JOURNAL_EXE must name the hft-journal binary"
@@ -229,6 +230,49 @@ TEST_F(HftJournalCli, stats_counts_records_types_and_rate) {
   EXPECT_EQ(doc[0]["direction"], "outbound");
   EXPECT_EQ(doc[1]["per_type"]["8"], 3);
   EXPECT_EQ(doc[1]["first_seq"], 1);
+}
+
+TEST_F(HftJournalCli,
+       a_store_whose_tail_was_replaced_fails_audit_unless_repairs_are_accepted_and_stats_shows_it) {
+  const std::string dir = tmp_.sub("replaced");
+  {
+    auto store = test::open_store(dir);
+    ASSERT_TRUE(store);
+    FixBuilder b("FIX.4.4", "CLIENT", "VENUE");
+    for (std::uint64_t s = 1; s <= 200; ++s)
+      ASSERT_TRUE(b.write(*store, "D", s, kT0 + static_cast<std::int64_t>(s) * kMs, test::order_body(s)));
+  }
+  auto reader = store::JournalReader::open(dir + "/outbound");
+  ASSERT_TRUE(reader);
+  ASSERT_GE(reader->segments().size(), 3u);
+  const std::string tail = segment_file(dir + "/outbound", reader->segments().back());
+  test::write_file(tail, "");
+  ASSERT_TRUE(test::open_store(dir));  // what the engine does at start
+
+  const Outcome failed = run("audit " + dir);
+  EXPECT_EQ(failed.code, 1) << failed.out << failed.err;
+  EXPECT_NE(failed.out.find("FAILED"), std::string::npos) << failed.out;
+  EXPECT_NE(failed.err.find("repair: "), std::string::npos) << failed.err;
+  EXPECT_NE(failed.out.find(tail + ": 0 bytes, no header"), std::string::npos) << failed.out;
+
+  const Outcome accepted = run("audit " + dir + " --accept-repairs");
+  EXPECT_EQ(accepted.code, 0) << accepted.out << accepted.err;
+  EXPECT_NE(accepted.out.find("OK"), std::string::npos) << accepted.out;
+  EXPECT_NE(accepted.out.find("repairs (accepted): "), std::string::npos) << accepted.out;
+
+  const Outcome stats = run("stats " + dir);
+  EXPECT_EQ(stats.code, 0) << stats.err;
+  EXPECT_NE(stats.out.find("repairs      0"), std::string::npos) << stats.out << "inbound has none";
+  EXPECT_NE(stats.out.find(tail + ": 0 bytes, no header"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("messages) are lost"), std::string::npos) << stats.out;
+}
+
+TEST_F(HftJournalCli, stats_of_a_sound_store_shows_no_repairs_in_either_journal) {
+  const Outcome r = run("stats " + store_);
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::size_t zero = 0;
+  for (const std::string& line : r.out_lines()) zero += line == "  repairs      0" ? 1 : 0;
+  EXPECT_EQ(zero, 2u) << r.out;
 }
 
 }  // namespace

@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "engine/journal_fixture.hpp"
 #include "hft/store/format.hpp"
+#include "hft/store/journal_reader.hpp"
 
 namespace hft::engine {
 namespace {
@@ -425,7 +427,7 @@ TEST(JournalAudit, bad_input_is_an_error_naming_the_file) {
   const std::string good = test::read_file(seg);
 
   std::string newer = good;
-  newer[8] = 2;  // format_version
+  newer[8] = static_cast<char>(store::kFormatVersion + 1);  // format_version
   test::write_file(seg, newer);
   auto rn = audit_journal(tmp.sub("j"), {});
   ASSERT_FALSE(rn.ok());
@@ -468,6 +470,116 @@ std::vector<std::uint64_t> seqs(const std::string& dir, const RecordFilter& f,
   });
   EXPECT_TRUE(r.ok());
   return out;
+}
+
+// ---- repairs ----------------------------------------------------------------------
+
+/// A session store whose outbound journal spans several segments: orders
+/// 1..last, closed cleanly.
+void write_store_orders(const std::string& dir, std::uint64_t last) {
+  auto store = test::open_store(dir);
+  ASSERT_TRUE(store);
+  FixBuilder b("FIX.4.4", "CLIENT", "VENUE");
+  for (std::uint64_t s = 1; s <= last; ++s)
+    ASSERT_TRUE(b.write(*store, "D", s, kT0 + static_cast<std::int64_t>(s) * kMs, test::order_body(s)));
+}
+
+std::vector<std::uint64_t> segments_of(const std::string& journal) {
+  auto reader = store::JournalReader::open(journal);
+  return reader ? reader->segments() : std::vector<std::uint64_t>{};
+}
+
+bool has_repair(const AuditReport& r, const std::string& what) {
+  for (const RepairFinding& f : r.repairs)
+    if (f.text.find(what) != std::string::npos) return true;
+  return false;
+}
+
+TEST(JournalAudit, a_tail_replaced_by_recovery_fails_the_audit_unless_repairs_are_accepted) {
+  TempDir tmp;
+  write_store_orders(tmp.path(), 200);
+  const std::string ob = tmp.sub("outbound");
+  EXPECT_TRUE(audit(tmp.path()).ok);
+  const std::vector<std::uint64_t> segments = segments_of(ob);
+  ASSERT_GE(segments.size(), 3u);
+  const std::string tail = segment_file(ob, segments.back());
+  test::write_file(tail, "");  // truncated to nothing
+  // The engine opens the store: the segment is moved aside and recorded.
+  ASSERT_TRUE(test::open_store(tmp.path()));
+
+  const AuditReport r = audit(tmp.path());
+  EXPECT_FALSE(r.ok);
+  ASSERT_NE(r.first_failure(), nullptr);
+  EXPECT_EQ(r.first_failure()->check, AuditCheck::kRepair);
+  EXPECT_TRUE(has_repair(r, tail + ": 0 bytes, no header, after sealed segment")) << to_json(r);
+  EXPECT_TRUE(has_repair(r, "messages) are lost")) << to_json(r);
+  EXPECT_TRUE(has_repair(r, "are not in the journal: it stopped early")) << to_json(r);
+  EXPECT_EQ(r.journals[0].repairs, r.repairs.size());
+
+  AuditOptions accept;
+  accept.accept_repairs = true;
+  const AuditReport ra = audit(tmp.path(), accept);
+  EXPECT_TRUE(ra.ok) << (ra.first_failure() ? ra.first_failure()->describe() : "");
+  EXPECT_EQ(ra.repairs.size(), r.repairs.size());
+}
+
+TEST(JournalAudit, a_journal_that_stopped_early_fails_before_any_repair) {
+  TempDir tmp;
+  write_store_orders(tmp.path(), 200);
+  const std::string ob = tmp.sub("outbound");
+  const std::vector<std::uint64_t> segments = segments_of(ob);
+  ASSERT_GE(segments.size(), 3u);
+  // The last segment gone (a backup that missed it): the one before is sealed.
+  std::filesystem::remove(segment_file(ob, segments.back()));
+  const AuditReport r = audit(tmp.path());
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(has_repair(r, "last segment is sealed")) << to_json(r);
+  EXPECT_TRUE(has_repair(r, "says next sender seq 201")) << to_json(r);
+}
+
+TEST(JournalAudit, a_cut_torn_tail_fails_the_audit_naming_the_saved_bytes) {
+  TempDir tmp;
+  {
+    auto j = test::open_journal(tmp.path());
+    ASSERT_TRUE(j);
+    FixBuilder b;
+    write_orders(*j, b, 5);
+  }
+  const std::string seg = first_segment(tmp.path());
+  std::string bytes = test::read_file(seg);
+  const std::size_t end = offset_of(tmp.path(), 5) + 400;
+  bytes[end] = 'x';
+  test::write_file(seg, bytes);
+  auto reopened = test::open_journal(tmp.path());
+  ASSERT_TRUE(reopened);
+  const std::string saved = reopened->recovery().saved_to;
+  ASSERT_FALSE(saved.empty());
+  reopened.reset();
+  const AuditReport r = audit(tmp.path());
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(has_repair(r, "tail cut at offset")) << to_json(r);
+  EXPECT_TRUE(has_repair(r, saved)) << to_json(r);
+  // A .cut file without the log (an older engine cut it) is found too.
+  std::filesystem::remove(tmp.sub(store::kRepairLogName));
+  const AuditReport old = audit(tmp.path());
+  EXPECT_FALSE(old.ok);
+  EXPECT_TRUE(has_repair(old, saved + ": bytes cut from a torn tail")) << to_json(old);
+}
+
+TEST(JournalStatsSummary, lists_the_repairs_of_each_journal) {
+  TempDir tmp;
+  write_store_orders(tmp.path(), 200);
+  const std::string ob = tmp.sub("outbound");
+  const std::vector<std::uint64_t> segments = segments_of(ob);
+  test::write_file(segment_file(ob, segments.back()), "");
+  ASSERT_TRUE(test::open_store(tmp.path()));
+  auto s = summarize_journals(tmp.path());
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->size(), 2u);
+  EXPECT_FALSE((*s)[0].repairs.empty());
+  EXPECT_TRUE((*s)[1].repairs.empty());
+  const auto j = nlohmann::json::parse(to_json(*s));
+  EXPECT_EQ(j[0]["repairs"].size(), (*s)[0].repairs.size());
 }
 
 TEST(JournalScan, filters_by_seq_type_time_epoch_and_limit) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 
 #include "hft/store/journal_reader.hpp"
 #include "hft/store/seqnum_store.hpp"
@@ -152,21 +153,174 @@ TEST(JournalStore, sequence_numbers_and_messages_survive_reopening) {
   EXPECT_EQ(got[150].second, message_for(151, 100));
 }
 
-TEST(JournalStore, a_seqnum_file_behind_the_outbound_journal_is_raised_the_target_is_kept) {
+/// 10 messages sent, 6 received, then closed.
+void fill_store(const std::string& dir, std::uint64_t identity = 0) {
+  JournalStoreConfig c = store_config(dir);
+  c.session_identity = identity;
+  auto s = JournalStore::open(c);
+  ASSERT_TRUE(s) << s.error().message;
+  for (std::uint64_t q = 1; q <= 10; ++q) ASSERT_EQ(send(**s, q, message_for(q)), StoreStatus::kOk);
+  for (std::uint64_t q = 1; q <= 6; ++q) {
+    ASSERT_EQ((*s)->store_inbound(q, 0, {"in", 2}), StoreStatus::kOk);
+    (*s)->set_next_target_seq(q + 1);
+  }
+}
+
+bool has_line(const std::vector<std::string>& lines, const std::string& what) {
+  for (const std::string& l : lines)
+    if (l.find(what) != std::string::npos) return true;
+  return false;
+}
+
+TEST(JournalStore, a_seqnum_file_one_message_behind_the_journals_is_raised_and_the_target_is_kept) {
   TempDir dir;
+  fill_store(dir.path());
   {
     auto s = JournalStore::open(store_config(dir.path()));
     ASSERT_TRUE(s);
-    for (std::uint64_t q = 1; q <= 10; ++q) ASSERT_EQ(send(**s, q, message_for(q)), StoreStatus::kOk);
-    for (std::uint64_t q = 1; q <= 6; ++q) ASSERT_EQ((*s)->store_inbound(q, 0, {"in", 2}), StoreStatus::kOk);
-    // As if the process died before the file caught up.
-    (*s)->seqnums().set(4, 2);
+    // As if the process died right after journaling outbound 10 and inbound 6.
+    (*s)->seqnums().set(10, 6);
   }
   auto s = JournalStore::open(store_config(dir.path()));
   ASSERT_TRUE(s);
   EXPECT_EQ((*s)->next_sender_seq(), 11u);
-  // Journaled inbound is not processed: the session re-requests 2..6 (PossDup).
-  EXPECT_EQ((*s)->next_target_seq(), 2u);
+  // Inbound 6 was journaled but maybe not processed: the peer resends it (PossDup).
+  EXPECT_EQ((*s)->next_target_seq(), 6u);
+  EXPECT_FALSE((*s)->recovery().seqnums_recovered);
+  EXPECT_TRUE(has_line((*s)->recovery().warnings, "next sender seq raised from 10 to 11"));
+}
+
+TEST(JournalStore, a_seqnum_file_older_than_the_journals_is_recovered_from_them_and_says_so) {
+  TempDir dir;
+  fill_store(dir.path());
+  {
+    auto s = JournalStore::open(store_config(dir.path()));
+    ASSERT_TRUE(s);
+    (*s)->seqnums().set(4, 2);  // an old copy of the file
+  }
+  auto s = JournalStore::open(store_config(dir.path()));
+  ASSERT_TRUE(s);
+  EXPECT_EQ((*s)->next_sender_seq(), 11u);
+  EXPECT_EQ((*s)->next_target_seq(), 7u) << "the peer is not asked to resend what was received";
+  EXPECT_TRUE((*s)->recovery().seqnums_recovered);
+  EXPECT_EQ((*s)->recovery().file_next_target, 2u);
+  EXPECT_TRUE(has_line((*s)->recovery().warnings, dir.sub("seqnums.dat") + ": older than the journals"))
+      << ::testing::PrintToString((*s)->recovery().warnings);
+}
+
+TEST(JournalStore, a_missing_seqnum_file_is_recovered_from_the_journals_and_says_so) {
+  TempDir dir;
+  fill_store(dir.path());
+  std::filesystem::remove(dir.sub("seqnums.dat"));
+  auto s = JournalStore::open(store_config(dir.path()));
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ((*s)->next_sender_seq(), 11u);
+  EXPECT_EQ((*s)->next_target_seq(), 7u);
+  EXPECT_TRUE((*s)->recovery().seqnums_created);
+  EXPECT_TRUE((*s)->recovery().seqnums_recovered);
+  EXPECT_TRUE(
+      has_line((*s)->recovery().warnings, dir.sub("seqnums.dat") + ": missing, recovered from the journals"))
+      << ::testing::PrintToString((*s)->recovery().warnings);
+  EXPECT_EQ(replay_range(**s, 1, 10).size(), 10u);
+}
+
+TEST(JournalStore, a_new_store_reports_nothing) {
+  TempDir dir;
+  auto s = JournalStore::open(store_config(dir.path()));
+  ASSERT_TRUE(s);
+  EXPECT_TRUE((*s)->recovery().warnings.empty()) << ::testing::PrintToString((*s)->recovery().warnings);
+  fill_store(dir.sub("b"));
+  auto again = JournalStore::open(store_config(dir.sub("b")));
+  ASSERT_TRUE(again);
+  EXPECT_TRUE((*again)->recovery().warnings.empty())
+      << ::testing::PrintToString((*again)->recovery().warnings);
+}
+
+TEST(JournalStore, a_missing_seqnum_file_without_an_inbound_journal_is_refused_naming_it) {
+  TempDir dir;
+  JournalStoreConfig c = store_config(dir.path());
+  c.journal_inbound = false;
+  {
+    auto s = JournalStore::open(c);
+    ASSERT_TRUE(s);
+    for (std::uint64_t q = 1; q <= 5; ++q) ASSERT_EQ(send(**s, q, message_for(q)), StoreStatus::kOk);
+  }
+  std::filesystem::remove(dir.sub("seqnums.dat"));
+  auto s = JournalStore::open(c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find(dir.sub("seqnums.dat") + ": missing"), std::string::npos)
+      << s.error().message;
+  EXPECT_FALSE(std::filesystem::exists(dir.sub("seqnums.dat"))) << "nothing is created on refusal";
+}
+
+TEST(JournalStore, a_journal_of_another_session_is_refused_naming_the_directory) {
+  TempDir dir;
+  const std::uint64_t ours = session_identity("FIX.4.4:VENUE->CLIENT");
+  const std::uint64_t theirs = session_identity("FIX.4.4:VENUE->OTHER");
+  fill_store(dir.sub("ours"), ours);
+  fill_store(dir.sub("theirs"), theirs);
+  // The other session's journals restored into our store directory.
+  std::filesystem::remove_all(dir.sub("ours/outbound"));
+  std::filesystem::copy(dir.sub("theirs/outbound"), dir.sub("ours/outbound"));
+  JournalStoreConfig c = store_config(dir.sub("ours"));
+  c.session_identity = ours;
+  auto s = JournalStore::open(c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find(dir.sub("ours/outbound") + ": the journal belongs to another session"),
+            std::string::npos)
+      << s.error().message;
+  // Theirs opens as theirs; an identity-less open (tools) reads both.
+  c.directory = dir.sub("theirs");
+  c.session_identity = theirs;
+  EXPECT_TRUE(JournalStore::open(c));
+}
+
+TEST(JournalStore, a_seqnum_file_of_another_session_is_refused_naming_it) {
+  TempDir dir;
+  const std::uint64_t ours = session_identity("FIX.4.4:A->B");
+  fill_store(dir.sub("ours"), ours);
+  fill_store(dir.sub("theirs"), session_identity("FIX.4.4:A->C"));
+  std::filesystem::copy_file(dir.sub("theirs/seqnums.dat"), dir.sub("ours/seqnums.dat"),
+                             std::filesystem::copy_options::overwrite_existing);
+  JournalStoreConfig c = store_config(dir.sub("ours"));
+  c.session_identity = ours;
+  auto s = JournalStore::open(c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find(dir.sub("ours/seqnums.dat") +
+                                   ": the sequence-number file belongs to another session"),
+            std::string::npos)
+      << s.error().message;
+}
+
+TEST(JournalStore, an_outbound_tail_lost_after_a_sealed_segment_is_reported_with_the_lost_seqs) {
+  TempDir dir;
+  {
+    auto s = JournalStore::open(store_config(dir.path()));
+    ASSERT_TRUE(s);
+    for (std::uint64_t q = 1; q <= 400; ++q) ASSERT_EQ(send(**s, q, message_for(q)), StoreStatus::kOk);
+  }
+  auto files = test::segment_files(dir.sub("outbound"));
+  ASSERT_GE(files.size(), 3u);
+  // The tail truncated to nothing (a copy that missed it, a full disk).
+  test::write_file(dir.sub("outbound/" + files.back()), {});
+  auto s = JournalStore::open(store_config(dir.path()));
+  ASSERT_TRUE(s) << s.error().message;
+  const StoreRecovery& r = (*s)->recovery();
+  ASSERT_EQ(r.outbound.lost_segments.size(), 1u);
+  EXPECT_EQ(r.outbound.lost_segments[0], dir.sub("outbound/" + files.back()) + ".lost");
+  EXPECT_TRUE(std::filesystem::exists(r.outbound.lost_segments[0]));
+  EXPECT_EQ((*s)->next_sender_seq(), 401u) << "seqs are never used twice";
+  const std::uint64_t last = (*s)->outbound().last_seq();
+  ASSERT_LT(last, 400u);
+  EXPECT_TRUE(has_line(r.warnings, "outbound journal repaired: " + dir.sub("outbound/" + files.back())));
+  EXPECT_TRUE(has_line(r.warnings, "seqs " + std::to_string(last + 1) + "..400 (" +
+                                       std::to_string(400 - last) + " messages) are lost"))
+      << ::testing::PrintToString(r.warnings);
+  const std::vector<char> log = test::read_file(dir.sub("outbound/repairs.log"));
+  const std::string text(log.begin(), log.end());
+  EXPECT_NE(text.find(files.back() + ": 0 bytes, no header, after sealed segment"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("messages) are lost"), std::string::npos) << text;
 }
 
 TEST(JournalStore, a_crash_between_journal_reset_and_seqnum_reset_is_completed_on_open) {

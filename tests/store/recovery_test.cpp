@@ -315,5 +315,79 @@ TEST(Recovery, a_tail_that_lost_its_start_record_continues_the_previous_epoch) {
   EXPECT_EQ((*j)->last_seq(), got.seqs.back());
 }
 
+TEST(Recovery, a_cut_tail_is_reported_and_recorded_in_the_repair_log) {
+  TempDir dir;
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 5);
+  }
+  const std::string path = dir.sub("00000001.seg");
+  std::vector<char> bytes = test::read_file(path);
+  // Garbage after the last record, as a torn write leaves.
+  auto j0 = Journal::open(test::small_config(dir.path(), kSeg));
+  ASSERT_TRUE(j0);
+  const std::size_t end = static_cast<std::size_t>((*j0)->write_position() & 0xFFFFFFFFu);
+  j0->reset();
+  bytes[end + 3] = 0x5a;
+  test::write_file(path, bytes);
+  auto j = Journal::open(test::small_config(dir.path(), kSeg));
+  ASSERT_TRUE(j) << j.error().message;
+  const RecoveryReport& r = (*j)->recovery();
+  ASSERT_TRUE(r.torn);
+  ASSERT_EQ(r.repairs.size(), 1u);
+  EXPECT_NE(r.repairs[0].find(path + ": tail cut at offset " + std::to_string(end) + " after 5 good records"),
+            std::string::npos)
+      << r.repairs[0];
+  EXPECT_NE(r.repairs[0].find(r.saved_to), std::string::npos);
+  const std::vector<char> log = test::read_file(dir.sub(kRepairLogName));
+  EXPECT_NE(std::string(log.begin(), log.end()).find(r.repairs[0]), std::string::npos);
+  // Nothing more to repair: nothing more reported.
+  j->reset();
+  auto again = Journal::open(test::small_config(dir.path(), kSeg));
+  ASSERT_TRUE(again);
+  EXPECT_TRUE((*again)->recovery().repairs.empty());
+}
+
+TEST(Recovery, a_segment_emptied_below_the_tail_is_moved_aside_not_removed_as_a_spare) {
+  TempDir dir;
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 300, 90);
+  }
+  auto files = test::segment_files(dir.path());
+  ASSERT_GE(files.size(), 3u);
+  test::write_file(dir.sub(files[1]), {});
+  auto j = Journal::open(test::small_config(dir.path(), kSeg));
+  ASSERT_TRUE(j) << j.error().message;
+  const RecoveryReport& r = (*j)->recovery();
+  EXPECT_TRUE(r.removed_spares.empty());
+  ASSERT_EQ(r.lost_segments.size(), 1u);
+  EXPECT_EQ(r.lost_segments[0], dir.sub(files[1]) + ".lost");
+  ASSERT_EQ(r.repairs.size(), 1u);
+  EXPECT_NE(r.repairs[0].find("which holds records: its records are lost"), std::string::npos)
+      << r.repairs[0];
+}
+
+TEST(Recovery, a_truncated_tail_is_extended_and_reported) {
+  TempDir dir;
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 40, 90);
+  }
+  const std::string path = dir.sub("00000001.seg");
+  ASSERT_EQ(::truncate(path.c_str(), 4096), 0);
+  auto j = Journal::open(test::small_config(dir.path(), kSeg));
+  ASSERT_TRUE(j) << j.error().message;
+  const RecoveryReport& r = (*j)->recovery();
+  EXPECT_TRUE(r.extended);
+  EXPECT_EQ(r.original_size, 4096u);
+  EXPECT_LT((*j)->last_seq(), 40u);
+  ASSERT_FALSE(r.repairs.empty());
+  EXPECT_NE(r.repairs[0].find(path + ": file was 4096 bytes"), std::string::npos) << r.repairs[0];
+}
+
 }  // namespace
 }  // namespace hft::store

@@ -32,6 +32,16 @@
 //               Missing seqs are failures unless allow_gaps.
 //   count       the number of messages equals expected_count (when given)
 //
+// And, per journal, what its files say was repaired or lost (find_repairs):
+//
+//   repair      lines of repairs.log (what Journal::open repaired: a tail cut,
+//               a tail extended, a segment moved aside as .lost); a .cut-* or
+//               .lost file repairs.log does not mention; a last segment that
+//               is sealed (the segment written after it is gone); in a session
+//               store, an outbound journal that ends before seqnums.dat's next
+//               sender seq (messages sent but no longer in the journal).
+//               Failures unless accept_repairs; always listed in the report.
+//
 // Everything here is a tool/start-up path: it allocates, and reports bad input
 // (missing directory, not a journal, a newer format version, a corrupt segment
 // header) as an Error naming the file and the problem, never by crashing.
@@ -167,6 +177,21 @@ struct ScanResult {
                                                  const RecordFilter& filter,
                                                  const std::function<bool(const JournalRecord&)>& visit);
 
+// ---- repairs -----------------------------------------------------------------------
+
+/// One thing a journal's files show was repaired or lost (see the top of the file).
+struct RepairFinding {
+  JournalDirection direction = JournalDirection::kJournal;
+  std::string file;  ///< the file that shows it (repairs.log, a .cut/.lost file, a segment, seqnums.dat)
+  std::string text;  ///< what, with paths and counts
+};
+
+/// What the files of `source` show was repaired or lost. `store_dir`: the
+/// session store it belongs to (for seqnums.dat), empty for a bare journal.
+/// Reads the journal's last segments only.
+[[nodiscard]] std::vector<RepairFinding> find_repairs(const JournalSource& source,
+                                                      const std::string& store_dir);
+
 // ---- stats -----------------------------------------------------------------------
 
 /// Distribution of message (payload) sizes in bytes.
@@ -215,6 +240,7 @@ struct JournalSummary {
   /// (records - 1) / (last_ns - first_ns); 0 with fewer than two records or no span.
   double messages_per_second = 0;
   SizeDistribution message_sizes;
+  std::vector<RepairFinding> repairs;  ///< find_repairs()
 };
 
 /// Summarises every journal `dir` resolves to (resolve_journals).
@@ -233,10 +259,11 @@ enum class AuditCheck : std::uint8_t {
   kValidation,   ///< codec::Validator
   kSequence,     ///< gap, or a seq going back
   kCount,        ///< message count != expected_count
+  kRepair,       ///< a repair or loss the journal's files show (find_repairs)
 };
 
 /// "record", "fix-framing", "parse", "begin-string", "msg-seq-num",
-/// "validation", "sequence", "count".
+/// "validation", "sequence", "count", "repair".
 [[nodiscard]] std::string_view to_string(AuditCheck check) noexcept;
 
 struct AuditOptions {
@@ -253,6 +280,9 @@ struct AuditOptions {
   std::optional<std::uint64_t> expected_count;
   /// Missing seqs are counted but do not fail the audit.
   bool allow_gaps = false;
+  /// Repairs found (find_repairs) are listed in AuditReport::repairs but do
+  /// not fail the audit.
+  bool accept_repairs = false;
   DirectionSelect direction = DirectionSelect::kBoth;
   /// Failures kept in AuditReport::failures (all are counted).
   std::size_t max_failures = 20;
@@ -289,6 +319,7 @@ struct JournalAudit {
   std::uint64_t sequence_resets = 0;  ///< SequenceReset messages that moved the expected seq
   std::uint64_t validated = 0;        ///< messages the Validator checked
   std::uint64_t failures = 0;
+  std::uint64_t repairs = 0;  ///< findings of find_repairs()
 };
 
 struct AuditReport {
@@ -307,6 +338,8 @@ struct AuditReport {
   std::string dictionary;             ///< version of the given dictionary, or "built-in"
   std::uint64_t failure_count = 0;
   std::vector<AuditFailure> failures; ///< the first AuditOptions::max_failures, in order found
+  /// Every repair found (find_repairs), accepted or not.
+  std::vector<RepairFinding> repairs;
   /// The first failure, or nullptr when ok.
   [[nodiscard]] const AuditFailure* first_failure() const noexcept {
     return failures.empty() ? nullptr : &failures.front();

@@ -93,6 +93,17 @@ struct LogonRequest {
   const codec::MessageView* message = nullptr;  ///< the whole Logon
 };
 
+/// What the session knows about an inbound application message that its
+/// fields alone do not say.
+struct InboundInfo {
+  std::uint64_t seq = 0;  ///< MsgSeqNum (34): the message is in sequence
+  /// PossDupFlag (43) is Y: the peer is resending a message it sent before
+  /// (answering a ResendRequest). It may be one the application already
+  /// processed (before a crash or a restart, or on an earlier connection):
+  /// an order must not be executed again (docs/session.md, "PossDup").
+  bool poss_dup = false;
+};
+
 /// Application callbacks. Default implementations accept everything and
 /// answer unknown application messages with "unsupported message type".
 class Application {
@@ -135,6 +146,16 @@ class Application {
   /// logout(...), disconnect().
   virtual Decision from_app(Session& /*session*/, const codec::MessageView& /*message*/) noexcept {
     return Decision::unsupported_message_type();
+  }
+  /// The session calls this one; by default it calls from_app(session,
+  /// message). Override it to see `info.poss_dup`: a resent message the
+  /// session hands on (its MsgSeqNum is the next expected) may already have
+  /// been processed, so an application that acts on messages (executes
+  /// orders, books trades) looks up the message's own identity (ClOrdID,
+  /// ExecID, ...) before acting again. Same decisions as above.
+  virtual Decision from_app(Session& session, const codec::MessageView& message,
+                            const InboundInfo& /*info*/) noexcept {
+    return from_app(session, message);
   }
 };
 

@@ -18,7 +18,7 @@
 //
 //   offset size field             meaning
 //   0      8    magic             "HFTJSEG\0"
-//   8      2    format_version    kFormatVersion (1)
+//   8      2    format_version    kFormatVersion (2; 1 is read as well)
 //   10     2    header_size       64
 //   12     4    record_alignment  8 or 64: every record starts at a multiple
 //   16     8    segment_number    the number in the file name
@@ -26,7 +26,10 @@
 //   32     8    segment_size      size of the file in bytes
 //   40     4    slot_size         4 (bytes per index slot)
 //   44     4    flags             0
-//   48     12   reserved          0
+//   48     8    session_identity  session_identity() of the session that wrote
+//                                 the journal; 0 = not recorded (version 1,
+//                                 or a journal opened without an identity)
+//   56     4    reserved          0
 //   60     4    header_crc        CRC-32C of bytes 0..59
 //
 // Record, a 32-byte header followed by the caller's bytes:
@@ -66,11 +69,12 @@
 //
 //   offset size field             meaning
 //   0      8    magic             "HFTSEQN\0"
-//   8      2    format_version    kSeqNumFormatVersion (1)
+//   8      2    format_version    kSeqNumFormatVersion (2; 1 is read as well)
 //   10     2    header_size       64
 //   12     4    slot_size         64
 //   16     8    created_ns        CLOCK_REALTIME when the file was created
-//   24     32   reserved          0
+//   24     8    session_identity  as in the segment header (0: not recorded)
+//   32     24   reserved          0
 //   56     4    reserved          0
 //   60     4    header_crc        CRC-32C of bytes 0..59
 //   64     64   slot A            SeqNumSlot
@@ -88,11 +92,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace hft::store {
 
-inline constexpr std::uint16_t kFormatVersion = 1;
-inline constexpr std::uint16_t kSeqNumFormatVersion = 1;
+// Version 2 added session_identity in what version 1 left reserved (zero):
+// a version-1 file reads as "identity not recorded".
+inline constexpr std::uint16_t kFormatVersion = 2;
+inline constexpr std::uint16_t kSeqNumFormatVersion = 2;
 inline constexpr char kSegmentMagic[8] = {'H', 'F', 'T', 'J', 'S', 'E', 'G', '\0'};
 inline constexpr char kSeqNumMagic[8] = {'H', 'F', 'T', 'S', 'E', 'Q', 'N', '\0'};
 
@@ -115,11 +122,13 @@ struct SegmentHeader {
   std::uint64_t segment_size;
   std::uint32_t slot_size;
   std::uint32_t flags;
-  std::uint8_t reserved[12];
+  std::uint64_t session_identity;
+  std::uint8_t reserved[4];
   std::uint32_t header_crc;
 };
 
 static_assert(sizeof(SegmentHeader) == kSegmentHeaderSize);
+static_assert(offsetof(SegmentHeader, session_identity) == 48);
 static_assert(offsetof(SegmentHeader, format_version) == 8);
 static_assert(offsetof(SegmentHeader, header_size) == 10);
 static_assert(offsetof(SegmentHeader, record_alignment) == 12);
@@ -180,10 +189,12 @@ struct SeqNumHeader {
   std::uint16_t header_size;
   std::uint32_t slot_size;
   std::int64_t created_ns;
-  std::uint8_t reserved[36];
+  std::uint64_t session_identity;
+  std::uint8_t reserved[28];
   std::uint32_t header_crc;
 };
 static_assert(sizeof(SeqNumHeader) == 64);
+static_assert(offsetof(SeqNumHeader, session_identity) == 24);
 static_assert(offsetof(SeqNumHeader, created_ns) == 16);
 static_assert(offsetof(SeqNumHeader, header_crc) == 60);
 
@@ -201,6 +212,18 @@ static_assert(offsetof(SeqNumSlot, epoch_created_ns) == 32);
 static_assert(offsetof(SeqNumSlot, crc) == 60);
 
 inline constexpr std::size_t kSeqNumFileSize = 64 + 2 * sizeof(SeqNumSlot);
+
+/// The identity a session's journals and sequence-number file record, from
+/// its name (e.g. "FIX.4.4:VENUE->CLIENT"): FNV-1a 64, never 0. Opening a
+/// store with an identity refuses files that record a different one.
+constexpr std::uint64_t session_identity(std::string_view name) noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const char c : name) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ull;
+  }
+  return h == 0 ? 1 : h;
+}
 
 /// Rounds `n` up to a multiple of `alignment` (a power of two).
 constexpr std::size_t align_up(std::size_t n, std::size_t alignment) noexcept {

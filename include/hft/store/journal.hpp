@@ -87,22 +87,48 @@ struct JournalConfig {
   /// 0 disables.
   std::size_t rewarm_window = std::size_t{4} << 20;
   std::int64_t rewarm_interval_ns = 100'000'000;
+  /// session_identity() of the session writing this journal, recorded in
+  /// every segment it creates. Non-zero: open() refuses a journal whose
+  /// segments record another identity (a journal of another session). 0:
+  /// nothing recorded or checked.
+  std::uint64_t session_identity = 0;
 };
+
+/// File in a journal directory where open() appends one line per repair
+/// ("<UTC time> <what was repaired>"), so that a later audit sees what this
+/// open changed (hft-journal audit fails on it unless --accept-repairs).
+inline constexpr const char* kRepairLogName = "repairs.log";
+/// Suffix a segment gets when open() finds it lost its records (truncated to
+/// nothing, or headerless): it is moved aside as "<segment>.lost", never deleted.
+inline constexpr const char* kLostSuffix = ".lost";
+
+/// Appends "<UTC time> <line>\n" to <directory>/repairs.log and fsyncs it.
+/// Errors name the file.
+[[nodiscard]] Expected<void> append_repair_log(const std::string& directory, const std::string& line);
 
 /// What open() found and repaired.
 struct RecoveryReport {
   std::string tail_path;            ///< segment the writer continues in (or created)
   std::uint64_t epoch = 0;
-  std::uint64_t last_seq = 0;       ///< last indexed seq of the epoch (0: none)
-  std::uint64_t records = 0;        ///< valid data records in the tail segment
-  std::size_t epoch_segments = 0;   ///< segments of the current epoch indexed for replay
-  bool created = false;             ///< no usable segment existed: a new one was created
-  bool torn = false;                ///< the tail was cut
-  std::size_t cut_offset = 0;       ///< where (byte offset in tail_path)
-  std::size_t cut_bytes = 0;        ///< non-zero bytes zeroed after the cut
-  std::string saved_to;             ///< file the cut bytes were saved to before zeroing
-  bool extended = false;            ///< the tail file was shorter than its header says
+  std::uint64_t last_seq = 0;               ///< last indexed seq of the epoch (0: none)
+  std::uint64_t records = 0;                ///< valid data records in the tail segment
+  std::size_t epoch_segments = 0;           ///< segments of the current epoch indexed for replay
+  bool created = false;                     ///< no usable segment existed: a new one was created
+  bool torn = false;                        ///< the tail was cut
+  std::size_t cut_offset = 0;               ///< where (byte offset in tail_path)
+  std::size_t cut_bytes = 0;                ///< non-zero bytes zeroed after the cut
+  std::string saved_to;                     ///< file the cut bytes were saved to before zeroing
+  bool extended = false;                    ///< the tail file was shorter than its header says
+  std::size_t original_size = 0;            ///< ... it was this many bytes (when extended)
   std::vector<std::string> removed_spares;  ///< empty segments past the tail, removed
+  /// Segments that had lost their records (a file truncated to nothing or
+  /// below its header's size, in the middle of the journal or after a sealed
+  /// tail), moved aside to these paths ("<segment>.lost").
+  std::vector<std::string> lost_segments;
+  /// One line per repair (tail cut and where it was saved, tail extended,
+  /// segment lost), naming paths and counts; also appended to repairs.log.
+  /// Empty: open() changed nothing that held data.
+  std::vector<std::string> repairs;
 };
 
 class Journal {
@@ -245,7 +271,19 @@ class Journal {
 
   explicit Journal(const JournalConfig& config);
 
+  /// A segment file found empty at open: no header, or a header and nothing after it.
+  struct Empty {
+    std::uint64_t number = 0;
+    std::size_t file_size = 0;
+    bool header = false;     ///< a valid segment header
+    bool truncated = false;  ///< ... but the file is shorter than it says
+  };
+
   Expected<void> recover();
+  /// Removes the unused spares among `empties`, moves aside (and reports)
+  /// the ones that lost records.
+  Expected<void> settle_empty(const std::vector<Empty>& empties, std::uint64_t tail_number, bool tail_sealed);
+  Expected<void> write_repair_log();
   Expected<void> start_fresh(std::uint64_t number, std::uint64_t epoch, std::int64_t epoch_created_ns,
                              bool epoch_start);
   Expected<void> add_epoch_history(const std::vector<std::uint64_t>& numbers, std::size_t tail_index);

@@ -51,6 +51,13 @@ class JournalReader {
   /// Advances to the next record.
   [[nodiscard]] Next next(RecordView& out) noexcept;
 
+  /// Continues with the first record of segments()[index] (index past the
+  /// end: kEnd). Lets a tool read the tail without the segments before it.
+  void seek_segment(std::size_t index) noexcept {
+    close_segment();
+    index_ = index;
+  }
+
   /// Segment numbers found, ascending.
   [[nodiscard]] const std::vector<std::uint64_t>& segments() const noexcept { return numbers_; }
   /// "path@offset" of the last record or corruption.

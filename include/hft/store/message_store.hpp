@@ -188,15 +188,40 @@ struct JournalStoreConfig {
   JournalConfig journal;
   /// Also journal received messages (store_inbound) in inbound/.
   bool journal_inbound = true;
+  /// session_identity() of the session (0: not recorded, not checked).
+  /// Recorded in the files created; files recording another identity are
+  /// refused (a journal or sequence-number file of another session).
+  std::uint64_t session_identity = 0;
+};
+
+/// What JournalStore::open found and repaired.
+struct StoreRecovery {
+  RecoveryReport outbound;
+  RecoveryReport inbound;        ///< default when inbound messages are not journaled
+  bool seqnums_created = false;  ///< seqnums.dat did not exist
+  /// seqnums.dat was missing or older than the journals, and the numbers
+  /// were taken from the journals.
+  bool seqnums_recovered = false;
+  std::uint64_t file_next_sender = 0, file_next_target = 0, file_epoch = 0;  ///< as found (0: missing)
+  std::uint64_t next_sender = 0, next_target = 0;                            ///< after open
+  /// One line per repair or recovery (journal repairs, numbers recovered or
+  /// raised, messages lost), naming the files: the engine logs each at WARN.
+  /// Empty: nothing to report.
+  std::vector<std::string> warnings;
 };
 
 /// Persistent store: outbound journal, optional inbound journal and a
 /// sequence-number file. On open it reconciles them: an epoch present in one
 /// but not the other (a crash in the middle of reset()) is completed, and
 /// next_sender_seq is raised past the last journaled outbound seq if the
-/// file lags behind the journal. next_target_seq keeps the file's value: an
-/// inbound message is journaled before the session accepts it, so a crash
-/// after journaling costs a PossDup resend, never a lost message.
+/// file lags behind the journal by one message (a crash). next_target_seq
+/// keeps the file's value: an inbound message is journaled before the
+/// application sees it, so a crash after journaling costs a PossDup resend,
+/// never a lost message. A file that is missing or older than the journals
+/// (behind by more than one message) is rebuilt from them: next sender =
+/// outbound last + 1, next target = inbound last + 1; without an inbound
+/// journal, open() refuses instead (the next target seq is unknown).
+/// recovery() says what was done (docs/journal.md, "Store consistency").
 class JournalStore final : public MessageStore {
  public:
   /// Opens or creates the store. Errors name the file at fault.
@@ -229,10 +254,13 @@ class JournalStore final : public MessageStore {
   /// Null when inbound messages are not journaled.
   [[nodiscard]] Journal* inbound() noexcept { return inbound_.get(); }
   [[nodiscard]] SeqNumStore& seqnums() noexcept { return *seqnums_; }
+  /// What open() found and repaired.
+  [[nodiscard]] const StoreRecovery& recovery() const noexcept { return recovery_; }
 
  private:
   JournalStore() = default;
 
+  StoreRecovery recovery_;
   std::unique_ptr<SeqNumStore> seqnums_;
   std::unique_ptr<Journal> outbound_;
   std::unique_ptr<Journal> inbound_;

@@ -23,8 +23,11 @@ class SeqNumStore {
   /// Opens `path`, or creates it (next seqs 1/1, epoch 1 created at now_ns)
   /// when it does not exist and `create` is true. Errors name the path: bad
   /// magic, newer format version, header CRC mismatch, wrong size, both
-  /// slots corrupt, I/O errors. A file in error is never rewritten.
-  [[nodiscard]] static Expected<SeqNumStore> open(const std::string& path, std::int64_t now_ns, bool create = true);
+  /// slots corrupt, I/O errors, and (with a non-zero `session_identity`) a
+  /// file that records another session's identity. A file in error is never
+  /// rewritten. A file created here records `session_identity`.
+  [[nodiscard]] static Expected<SeqNumStore> open(const std::string& path, std::int64_t now_ns,
+                                                  bool create = true, std::uint64_t session_identity = 0);
 
   SeqNumStore(SeqNumStore&& other) noexcept;
   SeqNumStore& operator=(SeqNumStore&& other) noexcept;
@@ -38,6 +41,8 @@ class SeqNumStore {
   [[nodiscard]] std::int64_t epoch_created_ns() const noexcept { return current_.epoch_created_ns; }
   /// Update generation (grows by one per write).
   [[nodiscard]] std::uint64_t generation() const noexcept { return current_.generation; }
+  /// session_identity() the file records (0: not recorded, a version-1 file).
+  [[nodiscard]] std::uint64_t session_identity() const noexcept { return identity_; }
 
   void set_next_sender_seq(std::uint64_t seq) noexcept;
   void set_next_target_seq(std::uint64_t seq) noexcept;
@@ -62,6 +67,7 @@ class SeqNumStore {
   int fd_ = -1;
   unsigned active_slot_ = 0;
   SeqNumSlot current_{};
+  std::uint64_t identity_ = 0;
   std::string path_;
 };
 
