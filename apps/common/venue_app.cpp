@@ -9,10 +9,23 @@ namespace tag = codec::tag;
 
 session::Decision VenueApplication::from_app(session::Session& session, const codec::MessageView& message) noexcept {
   if (message.msg_type() != "D") return session::Decision::unsupported_message_type();
+  if (!unfilled_.empty() && message.get(tag::kPossDupFlag) == "Y") [[unlikely]] {
+    const std::string_view id = message.get(tag::kClOrdID);
+    for (auto it = unfilled_.begin(); it != unfilled_.end(); ++it) {
+      if (it->cl_ord_id != id) continue;
+      // Acknowledged before: the resend gets what it did not get.
+      if (send_report(session, message, it->order_number, true)) unfilled_.erase(it);
+      return session::Decision::accept();
+    }
+  }
   ++counters_.orders;
   const std::uint64_t order_id = next_order_id_++;
+  // Either report failing ends the session, and this order is then not
+  // accepted (the session's rule): the client resends it.
   if (!send_report(session, message, order_id, false)) return session::Decision::accept();
-  if (options_.fill) (void)send_report(session, message, order_id, true);
+  if (options_.fill && !send_report(session, message, order_id, true)) {
+    unfilled_.push_back(Unfilled{std::string(message.get(tag::kClOrdID)), order_id});
+  }
   return session::Decision::accept();
 }
 

@@ -1,9 +1,17 @@
 // The venue simulator's application: answers each NewOrderSingle with an
 // ExecutionReport "new" and then, optionally, a "fill". Allocation-free per
 // order: identifiers are counters formatted into fixed buffers.
+//
+// A report the session could not record (SendStatus kStoreFull/kStoreError:
+// its journal is full) ends the session, and the order is not accepted: the
+// client resends it (PossDupFlag=Y) after the next logon. An order whose
+// "new" went out but whose fill did not is remembered, so that its resend
+// gets only the fill: no order is acknowledged or executed twice.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "hft/codec/encoder.hpp"
 #include "hft/session/application.hpp"
@@ -37,7 +45,14 @@ class VenueApplication : public session::Application {
   bool send_report(session::Session& session, const codec::MessageView& order, std::uint64_t order_number,
                    bool fill) noexcept;
 
+  /// An order acknowledged whose fill could not be sent (failure path only).
+  struct Unfilled {
+    std::string cl_ord_id;
+    std::uint64_t order_number = 0;
+  };
+
   VenueOptions options_;
+  std::vector<Unfilled> unfilled_;
   VenueCounters counters_;
   std::uint64_t next_order_id_ = 1;
   std::uint64_t next_exec_id_ = 1;
