@@ -241,7 +241,7 @@ std::string fill_to(const std::string& mount, const std::string& filler, std::si
   return err == 0 ? std::string() : filler + ": " + std::strerror(err);
 }
 
-class FullDisk : public ::testing::Test {
+class FullTmpfs : public ::testing::Test {
  protected:
   void run(bool venue_full) {
     const std::string work =
@@ -338,11 +338,11 @@ class FullDisk : public ::testing::Test {
   }
 };
 
-TEST_F(FullDisk, the_venue_store_fills_and_every_order_gets_its_reports_after_space_returns) {
+TEST_F(FullTmpfs, the_venue_store_fills_and_every_order_gets_its_reports_after_space_returns) {
   run(true);
 }
 
-TEST_F(FullDisk, the_trader_store_fills_and_every_order_gets_its_reports_after_space_returns) {
+TEST_F(FullTmpfs, the_trader_store_fills_and_every_order_gets_its_reports_after_space_returns) {
   run(false);
 }
 
