@@ -73,13 +73,27 @@ session::Decision VenueApplication::from_app(session::Session& session, const co
                                              const session::InboundInfo& info) noexcept {
   if (message.msg_type() != "D") return session::Decision::unsupported_message_type();
   const std::string_view cl_ord_id = message.get(tag::kClOrdID);
-  if (info.poss_dup) {
+  if (info.poss_dup) [[unlikely]] {
     ++counters_.possdup_orders;
+    for (auto it = unfilled_.begin(); it != unfilled_.end(); ++it) {
+      if (it->cl_ord_id != cl_ord_id) continue;
+      // Acknowledged before, its fill not recorded (a full store): the
+      // resend gets what it did not get.
+      if (send_report(session, message, it->order_number, true)) unfilled_.erase(it);
+      return session::Decision::accept();
+    }
     if (executed_.contains(&session, cl_ord_id)) {
       ++counters_.duplicates;
       return session::Decision::accept();
     }
   }
+  ++counters_.orders;
+  const std::uint64_t order_id = next_order_id_++;
+  // Either report failing ends the session, and this order is then not
+  // accepted (the session's rule): the client resends it.
+  if (!send_report(session, message, order_id, false)) return session::Decision::accept();
+  // Remembered once its acknowledgement is recorded: an order whose "new"
+  // could not be recorded was not executed, and its resend must be.
   if (executed_.capacity() != 0 && executed_.insert(&session, cl_ord_id) == OrderIdSet::Insert::kFull) {
     if (counters_.dedup_full++ == 0 && options_.logger != nullptr &&
         options_.logger->enabled(session::LogLevel::kWarn)) {
@@ -89,10 +103,9 @@ session::Decision VenueApplication::from_app(session::Session& session, const co
           "a resent one will be executed again");
     }
   }
-  ++counters_.orders;
-  const std::uint64_t order_id = next_order_id_++;
-  if (!send_report(session, message, order_id, false)) return session::Decision::accept();
-  if (options_.fill) (void)send_report(session, message, order_id, true);
+  if (options_.fill && !send_report(session, message, order_id, true)) {
+    unfilled_.push_back(Unfilled{std::string(cl_ord_id), order_id});
+  }
   return session::Decision::accept();
 }
 

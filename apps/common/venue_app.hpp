@@ -10,12 +10,20 @@
 // before a restart of the venue, or never received) is executed. An order
 // without PossDupFlag is always executed, even with a ClOrdID seen before:
 // benchmark clients restart their ClOrdIDs at 1 on every run.
+//
+// A report the session could not record (SendStatus kStoreFull/kStoreError:
+// its journal is full) ends the session, and the order is not accepted: the
+// client resends it (PossDupFlag=Y) after the next logon. An order whose
+// "new" went out but whose fill did not is remembered, so that its resend
+// gets only the fill: no order is acknowledged or executed twice.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "hft/codec/encoder.hpp"
 #include "hft/session/application.hpp"
@@ -99,7 +107,14 @@ class VenueApplication : public session::Application {
   bool send_report(session::Session& session, const codec::MessageView& order, std::uint64_t order_number,
                    bool fill) noexcept;
 
+  /// An order acknowledged whose fill could not be sent (failure path only).
+  struct Unfilled {
+    std::string cl_ord_id;
+    std::uint64_t order_number = 0;
+  };
+
   VenueOptions options_;
+  std::vector<Unfilled> unfilled_;
   VenueCounters counters_;
   OrderIdSet executed_;
   std::uint64_t next_order_id_ = 1;

@@ -87,6 +87,8 @@ Expected<std::unique_ptr<session::Logger>> make_logger(const Config& config, ses
 struct Engine::Slot final : session::Output {
   Engine* engine = nullptr;
   std::unique_ptr<store::MessageStore> store;
+  store::JournalStore* journal = nullptr;  // the store, when persistent
+  int spare_errno[2] = {0, 0};             // outbound, inbound: last reported spare failure
   std::unique_ptr<session::Session> session;
   transport::Connection* connection = nullptr;
   transport::Connector* connector = nullptr;
@@ -111,7 +113,8 @@ struct Engine::Slot final : session::Output {
     }
   }
   // Graceful: the session's last words (Logout, Reject) are queued behind
-  // everything else and must reach the peer before the socket closes.
+  // everything else and must reach the peer before the socket closes. (A
+  // store failure was logged by the session, with the store's own words.)
   void disconnect(session::DisconnectReason) noexcept override {
     if (connection != nullptr) connection->close();
   }
@@ -124,6 +127,32 @@ struct Engine::Slot final : session::Output {
 
   [[nodiscard]] bool logon_allowed(std::int64_t utc_ns) const noexcept {
     return !logon_window || logon_window->is_open(utc_ns);
+  }
+
+  // The journal service could not prepare the next segment (a full disk):
+  // said once when it starts and once when it is over, from the timer, not
+  // per message. The service keeps retrying on its own.
+  void report_spares() noexcept {
+    if (journal == nullptr) return;
+    store::Journal* journals[2] = {&journal->outbound(), journal->inbound()};
+    for (int i = 0; i < 2; ++i) {
+      if (journals[i] == nullptr) continue;
+      const int err = journals[i]->stats().spare_errno;
+      if (err == spare_errno[i]) continue;
+      spare_errno[i] = err;
+      const session::LogLevel level = err != 0 ? session::LogLevel::kError : session::LogLevel::kInfo;
+      if (engine->log_ == nullptr || !engine->log_->enabled(level)) continue;
+      char line[512];
+      const std::string& dir = journals[i]->config().directory;
+      const int n =
+          err != 0
+              ? std::snprintf(line, sizeof line, "journal %s: cannot prepare the next segment: %s; retrying",
+                              dir.c_str(), std::strerror(err))
+              : std::snprintf(line, sizeof line, "journal %s: next segment prepared again", dir.c_str());
+      engine->log_->log(
+          level, session->id(),
+          std::string_view(line, n > 0 ? std::min(static_cast<std::size_t>(n), sizeof line - 1) : 0));
+    }
   }
 };
 
@@ -165,6 +194,7 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
     const auto now = Engine::now();
     for (auto& slot : engine_.slots_) {
       if (slot->logon_window) engine_.apply_logon_window(*slot, now);
+      slot->report_spares();
       slot->session->on_timer(now);
     }
   }
@@ -319,6 +349,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, session::
         for (const std::string& line : (*opened)->recovery().warnings)
           log->log(session::LogLevel::kWarn, id, line);
       }
+      slot->journal = opened->get();
       message_store = std::move(*opened);
     } else {
       // Without FileStorePath the last 1024 messages are kept in memory for

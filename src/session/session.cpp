@@ -24,6 +24,13 @@ constexpr std::int64_t kNsPerSecond = 1'000'000'000;
 /// without parsing them.
 constexpr std::uint8_t kAdminFlag = 1;
 
+/// What a failed claim or commit means to the application.
+SendStatus send_status(store::StoreStatus status) noexcept {
+  return status == store::StoreStatus::kNoSpace || status == store::StoreStatus::kNoSpare
+             ? SendStatus::kStoreFull
+             : SendStatus::kStoreError;
+}
+
 std::int64_t floor_seconds(std::int64_t ns) noexcept {
   return ns >= 0 ? ns / kNsPerSecond : -((-ns + kNsPerSecond - 1) / kNsPerSecond);
 }
@@ -371,6 +378,7 @@ void Session::on_bytes(std::span<const char> bytes, Instant now) noexcept {
   }
   if (!connected_) rx_len_ = 0;
   if (replaying) continue_replay();
+  if (store_failure_pending_) end_for_store();
   in_input_ = false;
 }
 
@@ -465,6 +473,8 @@ void Session::handle_message(std::string_view bytes, bool queued) noexcept {
     }
   }
   if (!stop && connected_) dispatch(msg, type);
+  if (store_failure_pending_) [[unlikely]]
+    end_for_store();
 
   if (!queued && connected_) process_queue();
   if (!queued && pending_logout_) {
@@ -559,8 +569,12 @@ bool Session::verify(const MessageView& msg, bool check_too_high, bool check_too
   // is journaled where it comes, as it moves the sequence itself.
   if (seq == expected || msg.msg_type() == "4") {
     const std::string_view text = msg.text();
-    if (store_.store_inbound(seq, now_.utc_ns, {text.data(), text.size()}) != store::StoreStatus::kOk) {
-      log(LogLevel::kWarn, "Message store failed to journal a received message");
+    if (const store::StoreStatus st = store_.store_inbound(seq, now_.utc_ns, {text.data(), text.size()});
+        st != store::StoreStatus::kOk) [[unlikely]] {
+      // Not journaled, so not accepted: the application never sees it and
+      // the peer resends it after the next logon.
+      store_failed(st, false);
+      return false;
     }
   }
   return true;
@@ -715,8 +729,11 @@ void Session::process_queue() noexcept {
     const std::string_view type = detail::peek_msg_type(bytes);
     if (type == "A" || type == "2") {
       // Acted on when it arrived; journaled now that it is in sequence.
-      if (store_.store_inbound(expected, now_.utc_ns, {bytes.data(), bytes.size()}) != store::StoreStatus::kOk) {
-        log(LogLevel::kWarn, "Message store failed to journal a received message");
+      if (const store::StoreStatus st =
+              store_.store_inbound(expected, now_.utc_ns, {bytes.data(), bytes.size()});
+          st != store::StoreStatus::kOk) {
+        store_failed(st, false);
+        return;
       }
       incr_target();
       continue;
@@ -726,6 +743,12 @@ void Session::process_queue() noexcept {
 }
 
 bool Session::apply_decision(const MessageView& msg, const Decision& d) noexcept {
+  if (store_failure_pending_) [[unlikely]] {
+    // The application's answer to this message could not be recorded: the
+    // message is not accepted, the peer resends it after the next logon.
+    end_for_store();
+    return false;
+  }
   switch (d.kind) {
     case Decision::Kind::kAccept:
     case Decision::Kind::kDoNotSend:
@@ -801,6 +824,13 @@ void Session::next_logon(const MessageView& msg) noexcept {
     // verify answered (Reject/Logout) or disconnected; a Logon that failed it
     // never leaves the connection half open.
     if (connected_ && !received_logon_) do_disconnect(DisconnectReason::kInvalidLogon);
+    return;
+  }
+  // Refused while the store is full (either journal): the Logon is not
+  // accepted, the peer tries again later.
+  if (const store::StoreStatus st = store_.check_room(settings_.max_message_size);
+      st != store::StoreStatus::kOk) {
+    store_failed(st, false);
     return;
   }
 
@@ -977,7 +1007,8 @@ struct Session::Build {
   std::string_view type;
 };
 
-bool Session::begin_admin(Build& b, std::string_view msg_type, const codec::HeaderExtras& extras) noexcept {
+bool Session::begin_admin(Build& b, std::string_view msg_type, const codec::HeaderExtras& extras,
+                          bool reserve) noexcept {
   if (!connected_) return false;
   if (app_msg_.open_) {
     // An application message was left open across session work: it would be
@@ -985,10 +1016,11 @@ bool Session::begin_admin(Build& b, std::string_view msg_type, const codec::Head
     app_msg_.open_ = false;
     app_msg_.status_ = SendStatus::kBusy;
   }
-  const std::span<char> room = store_.claim(settings_.max_message_size);
+  const std::span<char> room =
+      reserve ? store_.claim_reserve(std::min(settings_.max_message_size, store::kReserveMessageSize))
+              : store_.claim(settings_.max_message_size);
   if (room.empty()) {
-    log(LogLevel::kError, "Message store has no room for an outgoing message");
-    do_disconnect(DisconnectReason::kStoreError);
+    store_failed(store_.last_status(), false);
     return false;
   }
   b.w = codec::MessageWriter(room);
@@ -1010,8 +1042,7 @@ bool Session::finish_admin(Build& b) noexcept {
       store_.commit(b.seq, now_.utc_ns, static_cast<std::size_t>(r.message.data() - b.room), r.message.size(),
                     kAdminFlag);
   if (st != store::StoreStatus::kOk) {
-    log(LogLevel::kError, "Message store failed to record an outgoing message");
-    do_disconnect(DisconnectReason::kStoreError);
+    store_failed(st, false);
     return false;
   }
   send_bytes({r.message.data(), r.message.size()});
@@ -1032,6 +1063,13 @@ bool Session::should_send_reset() const noexcept {
 
 void Session::generate_logon() noexcept {
   if (settings_.reset_on_logon) reset_store();
+  // No logon while either journal is full: the session could not record
+  // what it would receive or send.
+  if (const store::StoreStatus st = store_.check_room(settings_.max_message_size);
+      st != store::StoreStatus::kOk) {
+    store_failed(st, false);
+    return;
+  }
   const bool reset = should_send_reset();
   Build b;
   if (!begin_admin(b, "A", {})) return;
@@ -1397,8 +1435,10 @@ OutgoingMessage& Session::begin_app(std::string_view msg_type, Instant now, cons
   }
   if (now.mono_ns >= now_.mono_ns) now_ = now;
   const std::span<char> room = store_.claim(settings_.max_message_size);
-  if (room.empty()) {
-    m.status_ = SendStatus::kStoreFull;
+  if (room.empty()) [[unlikely]] {
+    const store::StoreStatus st = store_.last_status();
+    m.status_ = send_status(st);
+    store_failed(st, in_input_);
     return m;
   }
   codec::HeaderExtras extras;
@@ -1431,9 +1471,13 @@ SendStatus Session::send(OutgoingMessage& m) noexcept {
   if (!is_logged_on() || !connected_) return SendStatus::kNotLoggedOn;
   const Decision d = app_.to_app(*this, {r.message.data(), r.message.size()}, false);
   if (d.kind == Decision::Kind::kDoNotSend) return SendStatus::kDoNotSend;
-  const store::StoreStatus st =
-      store_.commit(m.seq_, m.utc_ns_, static_cast<std::size_t>(r.message.data() - m.room_), r.message.size(), 0);
-  if (st != store::StoreStatus::kOk) return SendStatus::kStoreError;
+  const store::StoreStatus st = store_.commit(
+      m.seq_, m.utc_ns_, static_cast<std::size_t>(r.message.data() - m.room_), r.message.size(), 0);
+  if (st != store::StoreStatus::kOk) [[unlikely]] {
+    // Not recorded: not sent, and the store did not advance the sequence.
+    store_failed(st, in_input_);
+    return send_status(st);
+  }
   send_bytes({r.message.data(), r.message.size()});
   return SendStatus::kOk;
 }
@@ -1501,6 +1545,7 @@ void Session::on_timer(Instant now) noexcept {
     }
   }();
   continue_replay();
+  if (store_failure_pending_) end_for_store();
   in_input_ = false;
 }
 
@@ -1568,6 +1613,46 @@ void Session::do_disconnect(DisconnectReason reason) noexcept {
   app_msg_.open_ = false;
   heart_bt_int_ = settings_.heart_bt_int;
   if (settings_.reset_on_disconnect) reset_store();
+}
+
+void Session::store_failed(store::StoreStatus status, bool defer) noexcept {
+  if (!connected_ || store_failure_pending_ || ending_for_store_) return;  // the first failure is reported
+  store_failure_ = status;
+  if (defer) {
+    store_failure_pending_ = true;
+    return;
+  }
+  end_for_store();
+}
+
+void Session::end_for_store() noexcept {
+  store_failure_pending_ = false;
+  if (!connected_ || ending_for_store_) return;
+  ending_for_store_ = true;
+  if (log_enabled(LogLevel::kError)) {
+    char what[320];
+    const std::size_t n = store_.describe_failure(what);
+    HFT_SESSION_LOG(LogLevel::kError,
+                    "Message store failure: " << std::string_view(what, n)
+                                              << "; logging out, the counterparty resends "
+                                                 "what was not recorded after the next logon");
+  }
+  // The Logout is recorded like any message (from the room the store keeps
+  // back for it), so the peer and we agree on its MsgSeqNum. If even that
+  // fails, no Logout: a Logout not stored would take a number the store
+  // hands out again.
+  if (!sent_logout_ && (sent_logon_ || received_logon_ || !settings_.initiator)) {
+    char text[96];
+    Line t(text, sizeof(text));
+    t << "Message store failure: " << store::to_string(store_failure_);
+    Build b;
+    if (begin_admin(b, "5", {}, true)) {
+      b.w.add(tag::kText, t.view());
+      if (finish_admin(b)) sent_logout_ = true;
+    }
+  }
+  do_disconnect(DisconnectReason::kStoreError);
+  ending_for_store_ = false;
 }
 
 void Session::logout(std::string_view text, Instant now) noexcept {

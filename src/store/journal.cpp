@@ -177,6 +177,9 @@ Expected<std::unique_ptr<Journal>> Journal::open(const JournalConfig& config, Jo
   if (config.record_alignment != 8 && config.record_alignment != 64)
     return Error{dir + ": record_alignment " + std::to_string(config.record_alignment) + " must be 8 or 64"};
   if (config.max_epoch_segments == 0) return Error{dir + ": max_epoch_segments must be at least 1"};
+  if (config.reserve_bytes > config.segment_size / 4)
+    return Error{dir + ": reserve_bytes " + std::to_string(config.reserve_bytes) +
+                 " must be at most a quarter of segment_size"};
   if (config.durability == Durability::kFsync && config.fsync_interval_ns <= 0)
     return Error{dir + ": fsync_interval_ns must be positive"};
 
@@ -466,7 +469,7 @@ Expected<void> Journal::recover() {
   base_ = base;
   active_alignment_ = static_cast<std::uint32_t>(align);
   align_mask_ = align - 1;
-  seal_reserve_ = align_up(kRecordHeaderSize + sizeof(SegmentSealPayload), align);
+  set_end_reserve(align);
   pos_ = off;
   slot_low_ = slot_low;
   slot_count_ = count;
@@ -698,8 +701,20 @@ std::span<char> Journal::claim(std::size_t max_bytes) noexcept {
   return {base_ + pos_ + kRecordHeaderSize, max_bytes};
 }
 
-StoreStatus Journal::commit(std::uint64_t seq, std::int64_t timestamp_ns, std::size_t offset, std::size_t length,
-                            std::uint8_t flags) noexcept {
+std::span<char> Journal::claim_reserve(std::size_t max_bytes) noexcept {
+  std::span<char> room = claim(max_bytes);
+  if (!room.empty() || max_bytes > config_.reserve_bytes || last_status_ == StoreStatus::kTooLarge)
+    return room;
+  // No next segment: the room this one kept back. Ends where the seal's own
+  // room begins, so the segment can still be sealed when space returns.
+  const std::size_t need = (kRecordHeaderSize + max_bytes + align_mask_) & ~align_mask_;
+  if (pos_ + need > limit_ + reserve_room_) return room;
+  claimed_ = max_bytes;
+  return {base_ + pos_ + kRecordHeaderSize, max_bytes};
+}
+
+StoreStatus Journal::commit(std::uint64_t seq, std::int64_t timestamp_ns, std::size_t offset,
+                            std::size_t length, std::uint8_t flags) noexcept {
   if (claimed_ == kNoClaim) [[unlikely]]
     return StoreStatus::kNoClaim;
   if (length == 0 || offset > claimed_ || length > claimed_ - offset) [[unlikely]]
@@ -707,6 +722,8 @@ StoreStatus Journal::commit(std::uint64_t seq, std::int64_t timestamp_ns, std::s
   claimed_ = kNoClaim;
   char* rec = base_ + pos_;
   const bool indexed = seq > last_indexed_seq_;
+  const std::uint64_t prev_last = last_indexed_seq_;
+  const std::uint64_t prev_first = cat_active_->first_seq;
   const auto size = static_cast<std::uint32_t>(kRecordHeaderSize + offset + length);
   RecordHeader h;
   h.size = 0;
@@ -748,10 +765,38 @@ StoreStatus Journal::commit(std::uint64_t seq, std::int64_t timestamp_ns, std::s
     sync_flushes_.add();
     if (::msync(base_ + from, detail::page_ceil(pos_) - from, MS_SYNC) != 0) {
       last_errno_.store(errno, std::memory_order_relaxed);
+      // Not durable is not recorded: the caller is told the message was not
+      // stored, so it must not be found by replay or recovery either.
+      take_back(rec_off, indexed, prev_last, prev_first, length);
       return StoreStatus::kIoError;
     }
   }
   return StoreStatus::kOk;
+}
+
+void Journal::take_back(std::size_t rec_off, bool indexed, std::uint64_t prev_last, std::uint64_t prev_first,
+                        std::size_t length) noexcept {
+  char* rec = base_ + rec_off;
+  // The size word first: a reader that sees it zero ignores the rest.
+  std::atomic_ref<std::uint32_t>(*reinterpret_cast<std::uint32_t*>(rec)).store(0, std::memory_order_release);
+  std::memset(rec, 0, pos_ - rec_off);
+  pos_ = rec_off;
+  if (indexed) {
+    std::memset(base_ + slot_low_, 0, kSlotSize);
+    slot_low_ += kSlotSize;
+    --slot_count_;
+    last_indexed_seq_ = prev_last;
+    CatalogEntry& e = *cat_active_;
+    --e.count;
+    e.last_seq = prev_last;
+    e.first_seq = prev_first;
+  } else {
+    unindexed_.sub(1);
+  }
+  limit_ = slot_low_ - kSlotSize - seal_reserve_;
+  appends_.sub(1);
+  bytes_.sub(length);
+  publish();
 }
 
 StoreStatus Journal::append(std::uint64_t seq, std::int64_t timestamp_ns, std::span<const char> bytes,
@@ -760,6 +805,13 @@ StoreStatus Journal::append(std::uint64_t seq, std::int64_t timestamp_ns, std::s
   if (room.empty()) return bytes.empty() ? StoreStatus::kInvalidArgument : last_status_;
   std::memcpy(room.data(), bytes.data(), bytes.size());
   return commit(seq, timestamp_ns, 0, bytes.size(), flags);
+}
+
+void Journal::return_number(std::uint64_t number) noexcept {
+  // Unless another creation took the next number meanwhile: a full disk
+  // retried for minutes must not leave thousands of holes in the numbering.
+  std::uint64_t expected = number + 1;
+  (void)next_number_.compare_exchange_strong(expected, number, std::memory_order_relaxed);
 }
 
 void Journal::fail(StoreStatus status, int err) noexcept {
@@ -790,9 +842,21 @@ void Journal::publish() noexcept {
 void Journal::compute_max_payload() noexcept {
   // The largest claim a fresh segment of the configured size can hold.
   const std::size_t align = config_.record_alignment;
-  const std::size_t first = kSegmentHeaderSize + align_up(kRecordHeaderSize + sizeof(SegmentStartPayload), align);
-  const std::size_t limit = config_.segment_size - kSlotSize - align_up(kRecordHeaderSize + sizeof(SegmentSealPayload), align);
+  const std::size_t first =
+      kSegmentHeaderSize + align_up(kRecordHeaderSize + sizeof(SegmentStartPayload), align);
+  const std::size_t reserve =
+      config_.reserve_bytes == 0 ? 0 : align_up(kRecordHeaderSize + config_.reserve_bytes, align) + kSlotSize;
+  const std::size_t limit = config_.segment_size - kSlotSize -
+                            align_up(kRecordHeaderSize + sizeof(SegmentSealPayload), align) - reserve;
   max_payload_ = (limit - first - kRecordHeaderSize) & ~(align - 1);
+}
+
+void Journal::set_end_reserve(std::size_t align) noexcept {
+  // The reserve is a record of reserve_bytes plus its index slot, kept free
+  // by limit_ like the seal: a normal claim never reaches into it.
+  reserve_room_ =
+      config_.reserve_bytes == 0 ? 0 : align_up(kRecordHeaderSize + config_.reserve_bytes, align) + kSlotSize;
+  seal_reserve_ = align_up(kRecordHeaderSize + sizeof(SegmentSealPayload), align) + reserve_room_;
 }
 
 Journal::CatalogEntry& Journal::catalog_at(std::size_t i) noexcept {
@@ -817,7 +881,7 @@ void Journal::activate(Segment* segment, bool epoch_start) noexcept {
   base_ = segment->base;
   active_alignment_ = segment->alignment;
   align_mask_ = segment->alignment - 1;
-  seal_reserve_ = align_up(kRecordHeaderSize + sizeof(SegmentSealPayload), segment->alignment);
+  set_end_reserve(segment->alignment);
   pos_ = kSegmentHeaderSize;
   slot_low_ = segment->size;
   slot_count_ = 0;
@@ -882,6 +946,7 @@ bool Journal::rotate(bool epoch_start) noexcept {
     const std::uint64_t number = next_number_.fetch_add(1, std::memory_order_relaxed);
     if (const int err = create_segment(next, number); err != 0) {
       release_pool(next);
+      return_number(number);
       fail(detail::is_space_errno(err) ? StoreStatus::kNoSpace : StoreStatus::kIoError, err);
       return false;
     }
@@ -1222,6 +1287,7 @@ int Journal::service_spare(std::int64_t now) noexcept {
   const std::uint64_t number = next_number_.fetch_add(1, std::memory_order_relaxed);
   if (const int err = create_segment(s, number); err != 0) {
     release_pool(s);
+    return_number(number);
     spare_failed(err, now);
     return 1;
   }
@@ -1239,6 +1305,9 @@ int Journal::service_spare(std::int64_t now) noexcept {
 
 void Journal::spare_failed(int err, std::int64_t now) noexcept {
   service_error(err);
+  // Never given up: a full disk gets space back, and the next attempt is
+  // due after kSpareRetryNs.
+  spare_errno_.store(err, std::memory_order_relaxed);
   spare_retry_ns_ = now + kSpareRetryNs;
   spare_state_.store(kSpareEmpty, std::memory_order_release);
 }
@@ -1262,7 +1331,9 @@ int Journal::service_fill(std::int64_t now) noexcept {
       const int err = w < 0 ? errno : EIO;
       if (err == EINTR) return 1;
       filling_ = nullptr;
+      const std::uint64_t number = s->number;
       discard_spare(s);
+      return_number(number);
       spare_failed(err, now);
       return 1;
     } while (fill_next_ < chunk_end && core::monotonic_ns() - t0 < kFillSliceNs);
@@ -1279,6 +1350,7 @@ int Journal::service_fill(std::int64_t now) noexcept {
   detail::prefault_pages(s->base, s->size - head, s->size);
   spare_.store(s, std::memory_order_release);
   spare_state_.store(kSpareReady, std::memory_order_release);
+  spare_errno_.store(0, std::memory_order_relaxed);
   prefault_target_ = s;
   prefault_next_ = head;
   return 1;
@@ -1505,6 +1577,7 @@ JournalStats Journal::stats() const noexcept {
   s.max_prepare_ns = max_prepare_ns_.get();
   s.service_errors = service_errors_.get();
   s.last_errno = last_errno_.load(std::memory_order_relaxed);
+  s.spare_errno = spare_errno_.load(std::memory_order_relaxed);
   s.active_segment = active_number_.load(std::memory_order_relaxed);
   s.epoch = epoch_;
   s.last_seq = last_indexed_seq_;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 #include "hft/core/clock.hpp"
 #include "hft/store/message_store.hpp"
@@ -29,6 +31,7 @@ Expected<std::unique_ptr<JournalStore>> JournalStore::open(const JournalStoreCon
   JournalConfig out = config.journal;
   out.directory = config.directory + "/outbound";
   out.session_identity = config.session_identity;
+  out.reserve_bytes = std::max(out.reserve_bytes, kReserveMessageSize);
   auto outbound = Journal::open(out, service);
   if (!outbound) return outbound.error();
   store->outbound_ = std::move(*outbound);
@@ -170,13 +173,25 @@ Expected<std::unique_ptr<JournalStore>> JournalStore::open(const JournalStoreCon
 
 JournalStore::~JournalStore() = default;
 
-std::span<char> JournalStore::claim(std::size_t max_bytes) noexcept { return outbound_->claim(max_bytes); }
+std::span<char> JournalStore::claim(std::size_t max_bytes) noexcept {
+  const std::span<char> room = outbound_->claim(max_bytes);
+  if (room.empty()) [[unlikely]]
+    (void)noted(outbound_.get(), outbound_->last_status());
+  return room;
+}
+
+std::span<char> JournalStore::claim_reserve(std::size_t max_bytes) noexcept {
+  const std::span<char> room = outbound_->claim_reserve(max_bytes);
+  if (room.empty()) (void)noted(outbound_.get(), outbound_->last_status());
+  return room;
+}
 
 StoreStatus JournalStore::commit(std::uint64_t seq, std::int64_t timestamp_ns, std::size_t offset, std::size_t length,
                                  std::uint8_t flags) noexcept {
   const StoreStatus status = outbound_->commit(seq, timestamp_ns, offset, length, flags);
-  if ((status == StoreStatus::kOk || status == StoreStatus::kIoError) && seq >= seqnums_->next_sender_seq())
-    seqnums_->set_next_sender_seq(seq + 1);
+  if (status != StoreStatus::kOk) [[unlikely]]
+    return noted(outbound_.get(), status);
+  if (seq >= seqnums_->next_sender_seq()) seqnums_->set_next_sender_seq(seq + 1);
   return status;
 }
 
@@ -185,7 +200,29 @@ StoreStatus JournalStore::last_status() const noexcept { return outbound_->last_
 StoreStatus JournalStore::store_inbound(std::uint64_t seq, std::int64_t timestamp_ns,
                                         std::span<const char> bytes) noexcept {
   if (!inbound_) return StoreStatus::kOk;
-  return inbound_->append(seq, timestamp_ns, bytes);
+  const StoreStatus status = inbound_->append(seq, timestamp_ns, bytes);
+  if (status != StoreStatus::kOk) [[unlikely]]
+    return noted(inbound_.get(), status);
+  return status;
+}
+
+StoreStatus JournalStore::check_room(std::size_t max_bytes) noexcept {
+  if (claim(max_bytes).empty()) return failed_status_;
+  if (inbound_ && inbound_->claim(max_bytes).empty()) return noted(inbound_.get(), inbound_->last_status());
+  return StoreStatus::kOk;
+}
+
+std::size_t JournalStore::describe_failure(std::span<char> out) const noexcept {
+  if (out.empty()) return 0;
+  const Journal* j = failed_ != nullptr ? failed_ : outbound_.get();
+  const int err = j->stats().last_errno;
+  const std::string_view what = to_string(failed_status_);
+  const std::string& dir = j->config().directory;
+  const int n = err != 0 ? std::snprintf(out.data(), out.size(), "journal %s: %.*s (%s)", dir.c_str(),
+                                         static_cast<int>(what.size()), what.data(), std::strerror(err))
+                         : std::snprintf(out.data(), out.size(), "journal %s: %.*s", dir.c_str(),
+                                         static_cast<int>(what.size()), what.data());
+  return n <= 0 ? 0 : std::min(static_cast<std::size_t>(n), out.size() - 1);
 }
 
 std::uint64_t JournalStore::next_sender_seq() const noexcept { return seqnums_->next_sender_seq(); }

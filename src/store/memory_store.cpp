@@ -1,8 +1,22 @@
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "hft/store/message_store.hpp"
 
 namespace hft::store {
+
+StoreStatus MessageStore::check_room(std::size_t max_bytes) noexcept {
+  return claim(max_bytes).empty() ? last_status() : StoreStatus::kOk;
+}
+
+std::size_t MessageStore::describe_failure(std::span<char> out) const noexcept {
+  if (out.empty()) return 0;
+  const std::string_view what = to_string(last_status());
+  const int n = std::snprintf(out.data(), out.size(), "message store: %.*s", static_cast<int>(what.size()),
+                              what.data());
+  return n <= 0 ? 0 : std::min(static_cast<std::size_t>(n), out.size() - 1);
+}
 
 MemoryStore::MemoryStore(MemoryStoreConfig config, std::int64_t created_ns)
     : config_(config),

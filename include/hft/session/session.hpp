@@ -22,7 +22,10 @@
 // Resent messages and gap fills are not stored again; they are encoded in a
 // buffer the session owns. Received messages that are accepted in sequence
 // are handed to MessageStore::store_inbound (the audit journal) before the
-// application sees them. After Session::create nothing allocates.
+// application sees them. No message without its journal: one the store
+// cannot record, in either direction, is neither sent nor accepted, and the
+// session logs out and disconnects (docs/session.md, "When the store cannot
+// record a message"). After Session::create nothing allocates.
 #pragma once
 
 #include <cstddef>
@@ -68,7 +71,8 @@ enum class DisconnectReason : std::uint8_t {
   kIncorrectBeginString,  ///< wrong BeginString before logon
   kOutsideSchedule,   ///< the session's schedule closed, or the logon came outside it
   kApplication,       ///< Decision::disconnect() or Session::disconnect()
-  kStoreError,        ///< the store failed to record an outgoing message
+  kStoreError,        ///< the store failed to record a message (either direction): Logout if
+                      ///< that can be recorded, then disconnect; the peer resends what was lost
 };
 [[nodiscard]] std::string_view to_string(DisconnectReason reason) noexcept;
 
@@ -89,8 +93,9 @@ enum class SendStatus : std::int8_t {
   kOk = 0,
   kNotLoggedOn = -1,   ///< the session is not logged on; nothing was stored or sent
   kDoNotSend = -2,     ///< Application::to_app declined; the sequence number was not used
-  kStoreFull = -3,     ///< the store has no room (claim or commit failed)
-  kStoreError = -4,    ///< the store failed (I/O)
+  kStoreFull = -3,     ///< the store has no room (no space, no segment): not sent, no seq used;
+                       ///< the session logs out and disconnects (docs/session.md)
+  kStoreError = -4,    ///< the store failed (I/O): not sent, no seq used; logout and disconnect
   kEncodeError = -5,   ///< the message did not fit MaxMessageSize, or a bad field
   kBusy = -6,          ///< another message is being built (begin_app without send/abandon)
   kNotStarted = -7,    ///< send() on a message that begin_app did not open
@@ -200,13 +205,18 @@ class Session {
   ///   m.add(tag::kClOrdID, "ORD1"); ...
   ///   SendStatus s = session.send(m);
   ///
-  /// On failure (kNotLoggedOn, kBusy, kStoreFull, kEncodeError) the message
-  /// is closed and send() returns the status.
+  /// On failure (kNotLoggedOn, kBusy, kStoreFull, kStoreError, kEncodeError)
+  /// the message is closed and send() returns the status. A store failure
+  /// ends the session: at once, or, inside a callback for a received
+  /// message, once the callback returns, and that message is then not
+  /// accepted (the peer resends it after the next logon).
   [[nodiscard]] OutgoingMessage& begin_app(std::string_view msg_type, Instant now,
                                            const SendOptions& options = {}) noexcept;
   /// Finishes, asks Application::to_app, stores and sends. kOk or a failure
   /// status (kDoNotSend, kEncodeError, kStoreFull, kStoreError, or the
-  /// begin_app failure). The message is closed afterwards either way.
+  /// begin_app failure). The message is closed afterwards either way. A
+  /// message the store did not record is never sent and its MsgSeqNum is
+  /// used by the next message; the session ends as for begin_app.
   [[nodiscard]] SendStatus send(OutgoingMessage& message) noexcept;
   /// Drops an open message; its sequence number is not used.
   void abandon(OutgoingMessage& message) noexcept;
@@ -307,7 +317,8 @@ class Session {
 
   // Outbound
   struct Build;
-  bool begin_admin(Build& b, std::string_view msg_type, const codec::HeaderExtras& extras) noexcept;
+  bool begin_admin(Build& b, std::string_view msg_type, const codec::HeaderExtras& extras,
+                   bool reserve = false) noexcept;
   bool finish_admin(Build& b) noexcept;
   void generate_logon() noexcept;
   void generate_logon_reply(const codec::MessageView& logon) noexcept;
@@ -330,6 +341,12 @@ class Session {
 
   // State changes
   void do_disconnect(DisconnectReason reason) noexcept;
+  /// The store could not record a message (either direction). Inside an application send during input the
+  /// session ends after the callback (store_failure_pending_); otherwise now (end_for_store).
+  void store_failed(store::StoreStatus status, bool defer) noexcept;
+  /// ERROR line naming the store's failure, Logout (from the store's
+  /// reserve) with a Text, disconnect with kStoreError.
+  void end_for_store() noexcept;
   void reset_store() noexcept;
   void check_schedule() noexcept;
 
@@ -387,6 +404,11 @@ class Session {
   bool outside_schedule_reset_ = false;
   Instant now_{};
   bool in_input_ = false;  // on_bytes/on_timer running: not re-entrant
+  // A store failure ends the session once; a received message being handled
+  // when it happened is not accepted.
+  bool store_failure_pending_ = false;
+  bool ending_for_store_ = false;
+  store::StoreStatus store_failure_ = store::StoreStatus::kOk;
 
   // Buffers, allocated once.
   std::vector<char> rx_;       // partial message carried between on_bytes calls

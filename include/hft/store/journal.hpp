@@ -92,6 +92,10 @@ struct JournalConfig {
   /// segments record another identity (a journal of another session). 0:
   /// nothing recorded or checked.
   std::uint64_t session_identity = 0;
+  /// Payload bytes kept back at the end of every segment for claim_reserve():
+  /// when no new segment can be had (a full disk), the owner can still record
+  /// one last message of up to this size (the session's Logout). 0: none.
+  std::size_t reserve_bytes = 0;
 };
 
 /// File in a journal directory where open() appends one line per repair
@@ -158,12 +162,18 @@ class Journal {
   /// the next claim().
   [[nodiscard]] std::span<char> claim(std::size_t max_bytes) noexcept;
 
+  /// claim(), and when that fails because no new segment can be had, room of
+  /// at most config().reserve_bytes from what every segment keeps back. Empty
+  /// if that is used up too (last_status() says why the claim failed).
+  [[nodiscard]] std::span<char> claim_reserve(std::size_t max_bytes) noexcept;
+
   /// Finalises the claimed record: the message is the `length` bytes at
   /// `offset` inside the claimed span (the encoder may right-align its
   /// prefix). Computes the CRC and publishes the record length last.
   /// `flags` is stored for the caller (replay hands it back).
   /// Returns kOk, kNoClaim, kInvalidArgument, or (kSync only) kIoError when
-  /// msync failed: the record is stored but its durability is not confirmed.
+  /// msync failed: the record is then taken back (never replayed, not found
+  /// by recovery, its seq not indexed) and stats().last_errno says why.
   [[nodiscard]] StoreStatus commit(std::uint64_t seq, std::int64_t timestamp_ns, std::size_t offset,
                                    std::size_t length, std::uint8_t flags = 0) noexcept;
 
@@ -257,6 +267,7 @@ class Journal {
   struct Counter {
     std::atomic<std::uint64_t> v{0};
     void add(std::uint64_t n = 1) noexcept { v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+    void sub(std::uint64_t n) noexcept { v.store(v.load(std::memory_order_relaxed) - n, std::memory_order_relaxed); }
     void max(std::uint64_t n) noexcept {
       if (n > v.load(std::memory_order_relaxed)) v.store(n, std::memory_order_relaxed);
     }
@@ -301,6 +312,13 @@ class Journal {
   void push_catalog(std::uint64_t number) noexcept;
   CatalogEntry& catalog_at(std::size_t i) noexcept;
   void fail(StoreStatus status, int err) noexcept;
+  /// Gives back a segment number whose file could not be created.
+  void return_number(std::uint64_t number) noexcept;
+  /// Undoes the commit of the record at rec_off (kSync msync failure).
+  void take_back(std::size_t rec_off, bool indexed, std::uint64_t prev_last, std::uint64_t prev_first,
+                 std::size_t length) noexcept;
+  /// Sets seal_reserve_ and reserve_room_ for records aligned to `align`.
+  void set_end_reserve(std::size_t align) noexcept;
   bool pin(std::uint64_t number) noexcept;
   void unpin() noexcept;
 
@@ -331,7 +349,8 @@ class Journal {
   std::size_t slot_low_ = 0;       ///< lowest slot offset in use
   std::size_t claimed_ = kNoClaim; ///< payload bytes of the open claim
   std::size_t align_mask_ = 7;
-  std::size_t seal_reserve_ = 0;
+  std::size_t seal_reserve_ = 0;   ///< seal record + reserve room (limit_ keeps both free)
+  std::size_t reserve_room_ = 0;   ///< the part of seal_reserve_ only claim_reserve() uses
   std::size_t max_payload_ = 0;    ///< largest claim an empty segment can hold
   std::uint64_t last_indexed_seq_ = 0;
   std::uint32_t slot_count_ = 0;
@@ -369,6 +388,7 @@ class Journal {
   std::atomic<std::uint64_t> published_slot_low_{0};
   std::atomic<std::uint64_t> active_number_{0};
   alignas(64) std::atomic<int> last_errno_{0};
+  std::atomic<int> spare_errno_{0};  ///< errno of the failing spare preparation, 0 once one succeeds
   core::SpscRing<detail::Segment*> retired_{kRetireCapacity};
   alignas(64) std::array<std::atomic<std::uint64_t>, kReaderPins> pins_{};
   std::atomic<std::uint64_t> removing_below_{0};              ///< segments below are (being) removed

@@ -38,6 +38,10 @@ namespace hft::store {
 class JournalService;
 class SeqNumStore;
 
+/// The largest message claim_reserve() promises room for: a Logout with a
+/// Text, whatever the CompIDs.
+inline constexpr std::size_t kReserveMessageSize = 1024;
+
 /// Counters of a store (both directions).
 struct StoreStats {
   JournalStats outbound;
@@ -69,6 +73,26 @@ class MessageStore {
 
   /// Why the last claim() failed (kOk after a successful one).
   [[nodiscard]] virtual StoreStatus last_status() const noexcept = 0;
+
+  /// claim() for the one message that must still be recorded when nothing
+  /// else can (the session's Logout after a store failure): when claim()
+  /// fails, room of at most kReserveMessageSize from space the store keeps
+  /// back for it. Empty when that is used up too; last_status() then says
+  /// why. Default: claim().
+  [[nodiscard]] virtual std::span<char> claim_reserve(std::size_t max_bytes) noexcept {
+    return claim(max_bytes);
+  }
+
+  /// Whether a message of max_bytes could be stored now in each direction
+  /// (checked before a logon): kOk, or the status storing would fail with.
+  /// Claims room and abandons it, moving to a new segment if one is needed.
+  /// Default: an outbound claim().
+  [[nodiscard]] virtual StoreStatus check_room(std::size_t max_bytes) noexcept;
+
+  /// The most recent failure in words, for the one log line that reports it
+  /// ("journal DIR: no space on the file system (No space left on device)"):
+  /// written into `out` (cut to fit), returns the length. Not for the hot path.
+  virtual std::size_t describe_failure(std::span<char> out) const noexcept;
 
   // ---- inbound -----------------------------------------------------------
 
@@ -232,9 +256,17 @@ class JournalStore final : public MessageStore {
 
   [[nodiscard]] std::span<char> claim(std::size_t max_bytes) noexcept override;
   using MessageStore::commit;
+  /// Advances the sequence-number file only when the message was recorded
+  /// (kOk): a failed commit leaves no record, so its seq is used again.
   [[nodiscard]] StoreStatus commit(std::uint64_t seq, std::int64_t timestamp_ns, std::size_t offset,
                                    std::size_t length, std::uint8_t flags) noexcept override;
   [[nodiscard]] StoreStatus last_status() const noexcept override;
+  /// From the outbound journal's reserve (kReserveMessageSize per segment).
+  [[nodiscard]] std::span<char> claim_reserve(std::size_t max_bytes) noexcept override;
+  /// Claims on both journals.
+  [[nodiscard]] StoreStatus check_room(std::size_t max_bytes) noexcept override;
+  /// Names the journal directory, the status and the errno.
+  std::size_t describe_failure(std::span<char> out) const noexcept override;
   [[nodiscard]] StoreStatus store_inbound(std::uint64_t seq, std::int64_t timestamp_ns,
                                           std::span<const char> bytes) noexcept override;
   [[nodiscard]] std::uint64_t next_sender_seq() const noexcept override;
@@ -259,11 +291,19 @@ class JournalStore final : public MessageStore {
 
  private:
   JournalStore() = default;
+  /// Remembers which journal failed with what (failure paths only).
+  StoreStatus noted(const Journal* journal, StoreStatus status) noexcept {
+    failed_ = journal;
+    failed_status_ = status;
+    return status;
+  }
 
   StoreRecovery recovery_;
   std::unique_ptr<SeqNumStore> seqnums_;
   std::unique_ptr<Journal> outbound_;
   std::unique_ptr<Journal> inbound_;
+  const Journal* failed_ = nullptr;
+  StoreStatus failed_status_ = StoreStatus::kOk;
 };
 
 }  // namespace hft::store

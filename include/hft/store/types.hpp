@@ -121,6 +121,9 @@ struct JournalStats {
                                       ///< pre-faulted (wall time, includes waiting for CPU)
   std::uint64_t service_errors = 0;   ///< failed spare creations, deletions, ...
   int last_errno = 0;                 ///< errno of the most recent failure (either side)
+  int spare_errno = 0;                ///< non-zero while the service cannot prepare the next
+                                      ///< segment (errno of its last attempt; retried every
+                                      ///< 100 ms); back to 0 once a spare is ready again
   // state
   std::uint64_t active_segment = 0;
   std::uint64_t epoch = 0;
