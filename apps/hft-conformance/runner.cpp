@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <thread>
+#include <vector>
 
 #include "fix_text.hpp"
 
@@ -156,6 +157,16 @@ class Connection {
     close_now();
   }
 
+  // Forgets the socket without closing it: the caller keeps the descriptor
+  // open (see eDISCONNECT in run_script).
+  int release() noexcept {
+    const int fd = fd_;
+    fd_ = -1;
+    inbox_.clear();
+    peer_closed_ = false;
+    return fd;
+  }
+
   void close_now() noexcept {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
@@ -224,6 +235,8 @@ ScriptResult run_script(const Script& script, const RunnerOptions& options) {
   const FieldPatterns fallback = options.patterns == nullptr ? FieldPatterns::defaults() : FieldPatterns{};
   const FieldPatterns& patterns = options.patterns == nullptr ? fallback : *options.patterns;
   std::map<int, Connection> connections;
+  // Sockets the acceptor closed at eDISCONNECT, kept open until the script ends.
+  std::vector<int> lingering;
 
   auto fail = [&](const Command& cmd, std::string reason) {
     result.passed = false;
@@ -287,7 +300,12 @@ ScriptResult run_script(const Script& script, const RunnerOptions& options) {
           const auto status = conn.wait_closed(Clock::now() + std::chrono::milliseconds(wait), data);
           if (status == Connection::CloseStatus::kClosed) {
             trace(cmd, "closed by acceptor", "");
-            conn.close_now();
+            // QuickFIX's Runner.rb only checks for end of file here and never
+            // closes the socket: the next iCONNECT opens a new one while the
+            // old one is still open. So does this runner, so that an acceptor
+            // that holds a session until the old socket closes fails here as
+            // it does under the reference runner.
+            lingering.push_back(conn.release());
           } else if (status == Connection::CloseStatus::kData) {
             trace(cmd, "<-", data);
             fail(cmd, "expected the acceptor to disconnect, but it sent data");
@@ -365,6 +383,7 @@ ScriptResult run_script(const Script& script, const RunnerOptions& options) {
     }
   }
   for (auto& [id, conn] : connections) conn.close_gracefully(options.close_wait_ms);
+  for (const int fd : lingering) ::close(fd);
   result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   return result;
 }

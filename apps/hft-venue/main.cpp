@@ -2,7 +2,8 @@
 // (new, then fill), for demos and for the lab; or, with --conformance, the
 // echo acceptor the FIX session conformance suite expects.
 //
-//   hft-venue --port 9878 [--begin-string FIX.4.4] [--sender VENUE] [--target CLIENT]
+//   hft-venue --port 9878 [--host 0.0.0.0] [--begin-string FIX.4.4] [--sender VENUE] [--target CLIENT]
+//             [--username U --password P]
 //   hft-venue --config venue.cfg
 //   hft-venue --conformance --spec-dir DIR --port 9878
 #include <CLI/CLI.hpp>
@@ -35,6 +36,13 @@ int main(int argc, char** argv) {
   bool conformance = false, no_fill = false, busy = false;
   cli.add_option("--config", config_path, "QuickFIX-style session file (overrides the session flags)");
   cli.add_option("--port", port, "port to listen on (0: any free port, see --port-file)");
+  std::string host, username, password;
+  cli.add_option("--host", host, "local address to listen on (SocketAcceptHost; default 0.0.0.0, all IPv4)");
+  cli.add_option(
+      "--username", username,
+      "require this Username (553) in the client's Logon (FIX.4.3+); refused: Logout, nothing changes");
+  cli.add_option("--password", password,
+                 "require this Password (554; RawData 96 before FIX.4.3) in the client's Logon");
   cli.add_option("--port-file", port_file, "write the port listened on to this file once ready");
   cli.add_option("--begin-string", begin_string, "FIX.4.2, FIX.4.4, FIXT.1.1, ...");
   cli.add_option("--sender", sender, "our SenderCompID");
@@ -69,7 +77,24 @@ int main(int argc, char** argv) {
   }
   if (spec_dir.empty()) spec_dir = hft::apps::default_spec_dir();
 
+  if (!config_path.empty() && (!host.empty() || !username.empty() || !password.empty())) {
+    std::fprintf(stderr,
+                 "hft-venue: --host, --username and --password apply to the sessions built from the command "
+                 "line; with --config set SocketAcceptHost, Username and Password in the file\n");
+    return 2;
+  }
+  // Values go into [DEFAULT] as INI lines: a line break would smuggle in
+  // other keys.
+  for (const std::string* v : {&host, &username, &password}) {
+    if (v->find_first_of("\r\n") != std::string::npos) {
+      std::fprintf(stderr, "hft-venue: --host/--username/--password must not contain a line break\n");
+      return 2;
+    }
+  }
   std::string extra;
+  if (!host.empty()) extra += "SocketAcceptHost=" + host + "\n";
+  if (!username.empty()) extra += "Username=" + username + "\n";
+  if (!password.empty()) extra += "Password=" + password + "\n";
   if (core >= 0) extra += "EngineThreadCore=" + std::to_string(core) + "\n";
   if (busy) extra += "PollMode=busy\nIdleStrategy=busy-spin\n";
   auto config = [&]() -> hft::Expected<hft::engine::Config> {
@@ -111,7 +136,9 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   const int bound = (*engine)->listen_port();
-  std::fprintf(stderr, "hft-venue: listening on port %d (%zu sessions)\n", bound, (*engine)->session_count());
+  std::fprintf(stderr, "hft-venue: listening on %s port %d (%zu sessions%s)\n",
+               host.empty() ? "0.0.0.0" : host.c_str(), bound, (*engine)->session_count(),
+               username.empty() && password.empty() ? "" : ", credentials required");
   if (!port_file.empty()) {
     std::ofstream(port_file + ".tmp") << bound << "\n";
     std::rename((port_file + ".tmp").c_str(), port_file.c_str());

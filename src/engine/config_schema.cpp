@@ -79,8 +79,18 @@ constexpr std::array kSchema = {
                            "acceptor uses the counterparty's.",
             .min = 0, .max = 86400, .unit_ns = kSec},
     KeySpec{.name = "LogonTimeout", .type = T::kDuration, .default_value = "10",
-            .description = "Time to wait for the Logon answer before disconnecting.", .min = 1, .max = 3600,
-            .unit_ns = kSec},
+            .description = "Time to wait for the Logon answer (initiator) or the first Logon (acceptor) before "
+                           "disconnecting. The [DEFAULT] value also bounds an accepted connection that has not "
+                           "named a session yet.",
+            .min = 1, .max = 3600, .unit_ns = kSec},
+    KeySpec{.name = "Username", .type = T::kString,
+            .description = "Initiator: sent as Username (553) in our Logon (FIX.4.3+; an error before). "
+                           "Acceptor: the counterparty's first Logon must carry this Username, else it gets a "
+                           "Logout and nothing of the session changes."},
+    KeySpec{.name = "Password", .type = T::kString,
+            .description = "Initiator: sent as Password (554) in our Logon, before FIX.4.3 as RawData (95/96). "
+                           "Acceptor: the counterparty's first Logon must carry it there (compared in constant "
+                           "time), else it gets a Logout and nothing of the session changes (141=Y included)."},
     KeySpec{.name = "LogoutTimeout", .type = T::kDuration, .default_value = "2",
             .description = "Time to wait for the Logout answer before disconnecting.", .min = 1, .max = 3600,
             .unit_ns = kSec},
@@ -302,8 +312,26 @@ constexpr std::array kSchema = {
             .description = "CPU to pin the journal helper thread to; -1: not pinned.", .min = -1, .max = 4095,
             .scope = kEngine},
     KeySpec{.name = "MaxConnections", .type = T::kInt, .default_value = "64",
-            .description = "Connections open at once (slots preallocated at start; more are refused).",
+            .description = "Sessions connected at once (initiators included); an acceptor connection that "
+                           "names a session beyond it is closed. Connections that have not named a session yet "
+                           "have their own slots (MaxPendingConnections), so they cannot take these. Slots are "
+                           "preallocated at start (their buffers on first use).",
             .min = 1, .max = 65536, .scope = kEngine},
+    KeySpec{.name = "MaxPendingConnections", .type = T::kInt, .default_value = "64",
+            .description = "Accepted connections that have not named a configured session yet, at once. When "
+                           "they are all taken, a new connection closes the oldest of them, so a flood of idle "
+                           "connections cannot keep a session's Logon out.",
+            .min = 1, .max = 65536, .scope = kEngine},
+    KeySpec{.name = "MaxPendingConnectionsPerAddress", .type = T::kInt, .default_value = "16",
+            .description = "Of MaxPendingConnections, how many one source address may hold; more from it are "
+                           "closed at once. A counterparty that opens many sessions from one host at the same "
+                           "moment needs this many (the engine accepts up to 16 per pass before it reads their "
+                           "Logons).",
+            .min = 1, .max = 65536, .scope = kEngine},
+    KeySpec{.name = "MaxPreLogonBytes", .type = T::kSize, .default_value = "8K",
+            .description = "Bytes a connection may send before its first message is complete and names a "
+                           "session; more closes it.",
+            .min = 256, .max = kGiB, .scope = kEngine},
     KeySpec{.name = "LogLevel", .type = T::kEnum, .default_value = "info",
             .description = "Least severe event logged (`trace` is `debug`; `off`: none). Filters the "
                            "application's own logger too when set.",

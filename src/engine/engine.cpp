@@ -1,6 +1,8 @@
 #include "hft/engine/engine.hpp"
 
 #include <algorithm>
+#include <array>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -92,7 +94,7 @@ struct Engine::Slot final : session::Output {
   std::unique_ptr<session::Session> session;
   transport::Connection* connection = nullptr;
   transport::Connector* connector = nullptr;
-  std::uint16_t accept_port = 0;  // acceptor sessions: the port they are reached on
+  transport::Listener* listener = nullptr;  // acceptor sessions: the listener they are reached on
 
   void send(std::span<const char> bytes) noexcept override {
     if (connection == nullptr) return;
@@ -156,26 +158,189 @@ struct Engine::Slot final : session::Output {
   }
 };
 
+// Why a connection was refused or closed before it was bound to a session.
+enum class Refusal : std::uint8_t {
+  kUnknownSession,
+  kDuplicate,
+  kOutsideLogonTime,
+  kGarbledFirst,
+  kLogonTimeout,
+  kPreLogonBytes,
+  kPerAddress,
+  kEvicted,
+  kNoSlot,
+  kMaxConnections,
+  kCount,
+};
+
+const char* refusal_text(Refusal r) noexcept {
+  switch (r) {
+    case Refusal::kUnknownSession:
+      return "refusing connection for unknown session";
+    case Refusal::kDuplicate:
+      return "refusing second connection for session";
+    case Refusal::kOutsideLogonTime:
+      return "refusing connection outside LogonTime..LogoutTime for session";
+    case Refusal::kGarbledFirst:
+      return "closing connection: first message names no session";
+    case Refusal::kLogonTimeout:
+      return "closing connection: no session named within LogonTimeout";
+    case Refusal::kPreLogonBytes:
+      return "closing connection: MaxPreLogonBytes sent before naming a session";
+    case Refusal::kPerAddress:
+      return "refusing connection: MaxPendingConnectionsPerAddress reached for its address";
+    case Refusal::kEvicted:
+      return "closing the oldest connection not naming a session yet: MaxPendingConnections reached";
+    case Refusal::kNoSlot:
+      return "refusing connections at accept: every connection slot in use";
+    case Refusal::kMaxConnections:
+      return "refusing connection: MaxConnections sessions connected, for session";
+    case Refusal::kCount:
+      break;
+  }
+  return "?";
+}
+
+// Refusals are logged at most once per interval and reason: the first one
+// at once, with its peer; those that follow within the interval are counted
+// and summed up in one line when it ends. A flood of connections then costs
+// a counter each, not a formatted line each.
+class RefusalLog {
+ public:
+  static constexpr std::int64_t kIntervalNs = 1'000'000'000;
+
+  explicit RefusalLog(session::Logger* log) noexcept : log_(log) {}
+
+  void record(Refusal reason, std::string_view peer, std::string_view detail, std::int64_t now_ns,
+              std::uint64_t count = 1) noexcept {
+    Entry& e = entries_[static_cast<std::size_t>(reason)];
+    if (e.held == 0 && now_ns - e.last_line_ns >= kIntervalNs) {
+      e.last_line_ns = now_ns;
+      char line[384];
+      int n = 0;
+      if (count > 1) {
+        n = std::snprintf(line, sizeof line, "%s (%llu)", refusal_text(reason),
+                          static_cast<unsigned long long>(count));
+      } else {
+        n = std::snprintf(line, sizeof line, "%s%s%.*s%s%.*s", refusal_text(reason),
+                          detail.empty() ? "" : " ", static_cast<int>(detail.size()), detail.data(),
+                          peer.empty() ? "" : " from ", static_cast<int>(peer.size()), peer.data());
+      }
+      write(line, n);
+      return;
+    }
+    if (e.held == 0) copy(e.first, e.first_length, peer);
+    copy(e.last, e.last_length, peer);
+    copy(e.detail, e.detail_length, detail);
+    e.held += count;
+  }
+
+  // Writes the summaries of the intervals that have ended (all with `force`).
+  void flush(std::int64_t now_ns, bool force = false) noexcept {
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      Entry& e = entries_[i];
+      if (e.held == 0 || (!force && now_ns - e.last_line_ns < kIntervalNs)) continue;
+      char line[512];
+      const int n = std::snprintf(
+          line, sizeof line, "%s: %llu more since the last report (first from %.*s, last from %.*s%s%.*s)",
+          refusal_text(static_cast<Refusal>(i)), static_cast<unsigned long long>(e.held),
+          static_cast<int>(e.first_length), e.first, static_cast<int>(e.last_length), e.last,
+          e.detail_length != 0 ? ", last for " : "", static_cast<int>(e.detail_length), e.detail);
+      write(line, n);
+      e.held = 0;
+      e.last_line_ns = now_ns;
+    }
+  }
+
+ private:
+  struct Entry {
+    std::uint64_t held = 0;  // refusals since the last line
+    std::int64_t last_line_ns = INT64_MIN / 2;
+    char first[64] = {};
+    char last[64] = {};
+    char detail[128] = {};
+    std::uint8_t first_length = 0, last_length = 0, detail_length = 0;
+  };
+
+  template <std::size_t N>
+  static void copy(char (&to)[N], std::uint8_t& length, std::string_view from) noexcept {
+    length = static_cast<std::uint8_t>(std::min(from.size(), N));
+    if (length != 0) std::memcpy(to, from.data(), length);
+  }
+
+  void write(const char* line, int n) noexcept {
+    if (log_ == nullptr || !log_->enabled(session::LogLevel::kWarn)) return;
+    static const session::SessionID kEngine{"", "engine", "", ""};
+    log_->log(session::LogLevel::kWarn, kEngine,
+              std::string_view(line, n > 0 ? static_cast<std::size_t>(n) : 0));
+  }
+
+  session::Logger* log_;
+  std::array<Entry, static_cast<std::size_t>(Refusal::kCount)> entries_{};
+};
+
+// The source address of "ip:port" / "[ip6]:port".
+std::string_view address_of(std::string_view peer) noexcept {
+  const std::size_t colon = peer.rfind(':');
+  return colon == std::string_view::npos ? peer : peer.substr(0, colon);
+}
+
 // Routes reactor events to sessions.
 class Engine::Handler final : public transport::ConnectionHandler, public transport::TickHandler {
  public:
-  explicit Handler(Engine& engine) noexcept : engine_(engine) {}
+  struct Limits {
+    std::size_t max_connections = 64;
+    std::size_t max_pending = 64;
+    std::size_t max_pending_per_address = 16;
+    std::size_t max_pre_logon_bytes = 8192;
+    std::int64_t pre_logon_timeout_ns = 10'000'000'000;
+  };
+
+  Handler(Engine& engine, const Limits& limits) : engine_(engine), limits_(limits), refusals_(engine.log_) {
+    pending_.reserve(limits.max_pending);
+  }
 
   void on_connected(transport::Connection& c) noexcept override {
     auto* slot = static_cast<Slot*>(c.connector()->context());
     bind(*slot, c);
   }
 
+  // An accepted connection is unbound until its first message names a
+  // session; until then it holds one of MaxPendingConnections.
   void on_accepted(transport::Connection& c) noexcept override {
     ++engine_.stats_.connections_accepted;
-    c.set_context(nullptr);  // unbound until its first message names a session
+    c.set_context(nullptr);
+    const std::int64_t now_ns = core::monotonic_ns();
+    const std::string_view address = address_of(c.peer());
+    std::size_t same_address = 0;
+    for (const Pending& p : pending_) same_address += p.address() == address ? 1 : 0;
+    if (same_address >= limits_.max_pending_per_address) {
+      ++engine_.stats_.pending_per_address_refused;
+      refusals_.record(Refusal::kPerAddress, c.peer(), {}, now_ns);
+      c.abort();
+      return;
+    }
+    if (pending_.size() >= limits_.max_pending) evict_oldest(now_ns);
+    Pending p;
+    p.connection = &c;
+    p.accepted_ns = now_ns;
+    p.address_length = static_cast<std::uint8_t>(std::min(address.size(), sizeof p.address_text));
+    if (p.address_length != 0) std::memcpy(p.address_text, address.data(), p.address_length);
+    pending_.push_back(p);  // capacity max_pending: never reallocates
   }
 
   void on_data(transport::Connection& c) noexcept override {
     auto* slot = static_cast<Slot*>(c.context());
     if (slot == nullptr) {
       slot = route(c);
-      if (slot == nullptr) return;
+      if (slot == nullptr) {
+        if (c.is_open() && c.received().size() > limits_.max_pre_logon_bytes) {
+          ++engine_.stats_.pre_logon_bytes_exceeded;
+          refusals_.record(Refusal::kPreLogonBytes, c.peer(), {}, core::monotonic_ns());
+          c.abort();
+        }
+        return;
+      }
     }
     const auto data = c.received();
     c.consume(data.size());
@@ -183,9 +348,11 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
   }
 
   void on_closed(transport::Connection& c, transport::CloseReason, int) noexcept override {
+    forget_pending(c);
     auto* slot = static_cast<Slot*>(c.context());
     if (slot == nullptr || slot->connection != &c) return;
     slot->connection = nullptr;
+    --bound_;
     c.set_context(nullptr);
     slot->session->on_disconnected(Engine::now());
   }
@@ -197,10 +364,69 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
       slot->report_spares();
       slot->session->on_timer(now);
     }
+    // A connection that has named no session within LogonTimeout is closed:
+    // a session applies its own LogonTimeout once it is named.
+    for (const Pending& p : pending_) {
+      if (p.connection->is_open() && now.mono_ns - p.accepted_ns >= limits_.pre_logon_timeout_ns) {
+        ++engine_.stats_.pre_logon_timeouts;
+        refusals_.record(Refusal::kLogonTimeout, p.connection->peer(), {}, now.mono_ns);
+        p.connection->abort();  // leaves pending_ in on_closed
+      }
+    }
+    // The reactor closes a connection it has no slot for before we see it.
+    const std::uint64_t rejected = engine_.reactor_->stats().accept_rejected;
+    if (rejected != reactor_rejected_) {
+      const std::uint64_t n = rejected - reactor_rejected_;
+      reactor_rejected_ = rejected;
+      engine_.stats_.no_slot_refused += n;
+      refusals_.record(Refusal::kNoSlot, {}, {}, now.mono_ns, n);
+    }
+    refusals_.flush(now.mono_ns);
   }
 
+  void flush_log() noexcept { refusals_.flush(core::monotonic_ns(), true); }
+
  private:
+  struct Pending {
+    transport::Connection* connection = nullptr;
+    std::int64_t accepted_ns = 0;
+    char address_text[48] = {};
+    std::uint8_t address_length = 0;
+    [[nodiscard]] std::string_view address() const noexcept { return {address_text, address_length}; }
+  };
+
+  void forget_pending(const transport::Connection& c) noexcept {
+    for (std::size_t i = 0; i < pending_.size(); ++i) {
+      if (pending_[i].connection == &c) {
+        pending_[i] = pending_.back();
+        pending_.pop_back();
+        return;
+      }
+    }
+  }
+
+  // Makes room for one more: a connection already refused and draining goes
+  // first, else the one that has waited longest.
+  void evict_oldest(std::int64_t now_ns) noexcept {
+    std::size_t victim = 0;
+    for (std::size_t i = 1; i < pending_.size(); ++i) {
+      const bool draining = !pending_[i].connection->is_open();
+      const bool victim_draining = !pending_[victim].connection->is_open();
+      if (draining != victim_draining ? draining : pending_[i].accepted_ns < pending_[victim].accepted_ns) {
+        victim = i;
+      }
+    }
+    transport::Connection& c = *pending_[victim].connection;
+    pending_[victim] = pending_.back();
+    pending_.pop_back();
+    ++engine_.stats_.pending_evicted;
+    refusals_.record(Refusal::kEvicted, c.peer(), {}, now_ns);
+    c.abort();
+  }
+
   void bind(Slot& slot, transport::Connection& c) noexcept {
+    forget_pending(c);
+    ++bound_;
     slot.connection = &c;
     c.set_context(&slot);
     // SocketBusyPoll (CAP_NET_ADMIN) and friends: the connection works
@@ -222,39 +448,63 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
     const std::string_view data = c.received_view();
     const auto framed = codec::frame(data);
     if (framed.status == codec::FrameStatus::kNeedMore) return nullptr;
+    const std::int64_t now_ns = core::monotonic_ns();
     // A garbled first message may still name its session (a Logon with a wrong
     // BodyLength): it goes to that session, which answers per the protocol.
     session::RouteKey key;
     if (!session::peek_route(data.substr(0, framed.size), key)) {
       ++engine_.stats_.garbled_first_message;
-      log(session::LogLevel::kWarn, "closing connection: first message names no session");
+      refusals_.record(Refusal::kGarbledFirst, c.peer(), {}, now_ns);
       c.abort();
       return nullptr;
     }
-    const std::uint16_t port = c.listener() != nullptr ? c.listener()->port() : 0;
     Slot* found = nullptr;
     for (auto& slot : engine_.slots_) {
-      if (!slot->session->settings().initiator && slot->accept_port == port &&
+      if (!slot->session->settings().initiator && slot->listener == c.listener() &&
           key.matches(slot->session->id())) {
         found = slot.get();
         break;
       }
     }
+    char detail[160];
+    const int n = std::snprintf(detail, sizeof detail, "%.*s:%.*s->%.*s",
+                                static_cast<int>(key.begin_string.size()), key.begin_string.data(),
+                                static_cast<int>(key.sender_comp_id.size()), key.sender_comp_id.data(),
+                                static_cast<int>(key.target_comp_id.size()), key.target_comp_id.data());
+    const std::string_view session_text(detail, n > 0 ? std::min<std::size_t>(n, sizeof detail - 1) : 0);
     if (found == nullptr) {
       ++engine_.stats_.unknown_session_refused;
-      log_route("refusing connection for unknown session", key);
+      refusals_.record(Refusal::kUnknownSession, c.peer(), session_text, now_ns);
       c.close();
       return nullptr;
     }
     if (found->connection != nullptr) {
-      ++engine_.stats_.duplicate_refused;
-      log_route("refusing second connection for session", key);
+      // The previous connection is only delivering the session's last words
+      // (its Logout, or what it sent before a disconnect it decided): the
+      // counterparty may already be back on a new one, and waiting for the
+      // old socket's close would lock it out for up to SocketCloseTimeoutMs.
+      // The old connection finishes its drain unbound.
+      if (!found->session->is_connected() && !found->connection->is_open()) {
+        ++engine_.stats_.connections_taken_over;
+        found->connection->set_context(nullptr);
+        found->connection = nullptr;
+        --bound_;
+      } else {
+        ++engine_.stats_.duplicate_refused;
+        refusals_.record(Refusal::kDuplicate, c.peer(), session_text, now_ns);
+        c.close();
+        return nullptr;
+      }
+    }
+    if (bound_ >= limits_.max_connections) {
+      ++engine_.stats_.max_connections_refused;
+      refusals_.record(Refusal::kMaxConnections, c.peer(), session_text, now_ns);
       c.close();
       return nullptr;
     }
     if (!found->logon_allowed(Engine::now().utc_ns)) {
       ++engine_.stats_.outside_logon_time_refused;
-      log_route("refusing connection outside LogonTime..LogoutTime for session", key);
+      refusals_.record(Refusal::kOutsideLogonTime, c.peer(), session_text, now_ns);
       c.close();
       return nullptr;
     }
@@ -262,28 +512,18 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
     return found;
   }
 
-  void log_route(const char* what, const session::RouteKey& key) noexcept {
-    char line[256];
-    const int n = std::snprintf(line, sizeof line, "%s %.*s:%.*s->%.*s", what,
-                                static_cast<int>(key.begin_string.size()), key.begin_string.data(),
-                                static_cast<int>(key.sender_comp_id.size()), key.sender_comp_id.data(),
-                                static_cast<int>(key.target_comp_id.size()), key.target_comp_id.data());
-    log(session::LogLevel::kWarn, std::string_view(line, n > 0 ? static_cast<std::size_t>(n) : 0));
-  }
-
-  void log(session::LogLevel level, std::string_view text) noexcept {
-    if (engine_.log_ != nullptr && engine_.log_->enabled(level)) {
-      static const session::SessionID kEngine{"", "engine", "", ""};
-      engine_.log_->log(level, kEngine, text);
-    }
-  }
-
   Engine& engine_;
+  Limits limits_;
+  RefusalLog refusals_;
+  std::vector<Pending> pending_;
+  std::size_t bound_ = 0;  // connections bound to a session (initiators' included)
+  std::uint64_t reactor_rejected_ = 0;
 };
 
 Engine::Engine() = default;
 
 Engine::~Engine() {
+  if (handler_) handler_->flush_log();
   // The reactor closes its connections on destruction and reports them to the
   // handler and the sessions: it goes first, while they still exist.
   reactor_.reset();
@@ -301,10 +541,34 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, session::
   engine->log_owner_ = std::move(*logger);
   engine->log_ = engine->log_owner_.get();
   session::Logger* log = engine->log_;
-  engine->handler_ = std::make_unique<Handler>(*engine);
-
   auto reactor_opts = reactor_options(config);
   if (!reactor_opts) return reactor_opts.error();
+  Handler::Limits limits;
+  {
+    const Section& d = config.defaults();
+    auto pending = d.get_int("MaxPendingConnections");
+    if (!pending) return pending.error();
+    auto per_address = d.get_int("MaxPendingConnectionsPerAddress");
+    if (!per_address) return per_address.error();
+    auto pre_logon_bytes = d.get_size("MaxPreLogonBytes");
+    if (!pre_logon_bytes) return pre_logon_bytes.error();
+    auto logon_timeout = d.get_duration("LogonTimeout");
+    if (!logon_timeout) return logon_timeout.error();
+    limits.max_pending = static_cast<std::size_t>(*pending);
+    limits.max_pending_per_address = static_cast<std::size_t>(*per_address);
+    limits.max_pre_logon_bytes = static_cast<std::size_t>(*pre_logon_bytes);
+    limits.pre_logon_timeout_ns = logon_timeout->count();
+  }
+  // Slots: MaxConnections for sessions and as many for the connections they
+  // replaced that are still draining (a session taken over on reconnect),
+  // MaxPendingConnections for connections not identified yet, and room for
+  // those closed in the current pass but not recycled yet, so that a full
+  // pending table never makes the reactor drop a new connection before the
+  // engine can make room for it.
+  limits.max_connections = reactor_opts->max_connections;
+  reactor_opts->max_connections =
+      2 * limits.max_connections + limits.max_pending + transport::kMaxAcceptsPerPass;
+  engine->handler_ = std::make_unique<Handler>(*engine, limits);
   engine->idle_ = reactor_opts->idle;
   engine->cpu_ = reactor_opts->cpu;
   engine->close_timeout_ns_ = reactor_opts->close_timeout_ns;
@@ -313,7 +577,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, session::
   engine->reactor_ = std::move(*reactor);
 
   DictionaryCache dictionaries;
-  std::map<std::uint16_t, transport::Listener*> listeners;
+  std::map<std::pair<std::string, std::uint16_t>, transport::Listener*> listeners;
   for (const Section& section : config.sessions()) {
     auto setup = session_setup(section, dictionaries);
     if (!setup) return setup.error();
@@ -381,16 +645,17 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, session::
     } else {
       auto opts = listener_options(section);
       if (!opts) return opts.error();
-      // Sessions with the same SocketAcceptPort share one listener (port 0
-      // included: one free port for all of them).
-      auto it = listeners.find(opts->port);
+      // Sessions with the same SocketAcceptHost and SocketAcceptPort share
+      // one listener (port 0 included: one free port for all of them).
+      const auto where = std::make_pair(opts->host, opts->port);
+      auto it = listeners.find(where);
       if (it == listeners.end()) {
         auto listener = engine->reactor_->add_listener(*opts, *engine->handler_);
         if (!listener) return Error{section.where("SocketAcceptPort") + ": " + listener.error().message};
-        it = listeners.emplace(opts->port, *listener).first;
+        it = listeners.emplace(where, *listener).first;
         engine->ports_.push_back((*listener)->port());
       }
-      slot->accept_port = it->second->port();
+      slot->listener = it->second;
     }
     engine->slots_.push_back(std::move(slot));
   }

@@ -97,6 +97,8 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
     HFT_GET(i, s.get_int("HeartBtInt"));
     st.heart_bt_int = static_cast<std::int32_t>(i);
   }
+  if (s.has("Username")) HFT_GET(st.username, s.get_string("Username"));
+  if (s.has("Password")) HFT_GET(st.password, s.get_string("Password"));
   std::chrono::nanoseconds d{};
   HFT_GET(d, s.get_duration("LogonTimeout"));
   st.logon_timeout = static_cast<std::int32_t>(std::chrono::duration_cast<std::chrono::seconds>(d).count());

@@ -54,6 +54,7 @@ std::string_view to_string(DisconnectReason reason) noexcept {
     case DisconnectReason::kNotLoggedOn: return "message not allowed in the logon state";
     case DisconnectReason::kInvalidLogon: return "invalid logon";
     case DisconnectReason::kLogonRejected: return "logon rejected";
+    case DisconnectReason::kUnauthenticated: return "logon credentials refused";
     case DisconnectReason::kSeqNumTooLow: return "MsgSeqNum too low";
     case DisconnectReason::kIncorrectBeginString: return "incorrect BeginString";
     case DisconnectReason::kOutsideSchedule: return "outside the session schedule";
@@ -808,6 +809,33 @@ void Session::next_logon(const MessageView& msg) noexcept {
     do_disconnect(DisconnectReason::kNotLoggedOn);
     return;
   }
+  std::int64_t hbi = 0;
+  const bool has_hbi = msg.get_int(tag::kHeartBtInt, hbi);
+  std::uint64_t seq = 0;
+  (void)msg.get_uint(tag::kMsgSeqNum, seq);
+  // Who the peer is is settled before its Logon may change anything: a peer
+  // that only knows the CompIDs must not reset the session's numbers (141=Y)
+  // or take its sequence while the real counterparty is away. A second Logon
+  // on this connection comes from the peer that passed this already.
+  if (!received_logon_) {
+    LogonRequest req;
+    req.username = msg.get(tag::kUsername);
+    req.password = msg.get(tag::kPassword);
+    req.new_password = msg.get(tag::kNewPassword);
+    req.heart_bt_int = hbi;
+    req.reset_seq_num = reset_flag;
+    req.msg_seq_num = seq;
+    req.message = &msg;
+    if (!settings_.initiator && !credentials_match(msg)) {
+      refuse_logon("Invalid credentials");
+      return;
+    }
+    const Decision d = app_.on_logon_request(*this, req);
+    if (d.kind != Decision::Kind::kAccept) {
+      refuse_logon(d.text.empty() ? std::string_view("Logon refused") : d.text);
+      return;
+    }
+  }
   received_reset_ = reset_flag;
   if (received_reset_) {
     log(LogLevel::kInfo, "Logon contains ResetSeqNumFlag=Y, resetting sequence numbers to 1");
@@ -834,26 +862,13 @@ void Session::next_logon(const MessageView& msg) noexcept {
     return;
   }
 
-  std::int64_t hbi = 0;
-  const bool has_hbi = msg.get_int(tag::kHeartBtInt, hbi);
   if (!has_hbi || hbi < 0 || hbi > 86400) {
     log(LogLevel::kError, "Logon HeartBtInt missing or out of range");
     do_disconnect(DisconnectReason::kInvalidLogon);
     return;
   }
 
-  std::uint64_t seq = 0;
-  (void)msg.get_uint(tag::kMsgSeqNum, seq);
-  LogonRequest req;
-  req.username = msg.get(tag::kUsername);
-  req.password = msg.get(tag::kPassword);
-  req.new_password = msg.get(tag::kNewPassword);
-  req.heart_bt_int = hbi;
-  req.reset_seq_num = reset_flag;
-  req.msg_seq_num = seq;
-  req.message = &msg;
-  Decision d = app_.on_logon_request(*this, req);
-  if (d.kind == Decision::Kind::kAccept) d = app_.from_admin(*this, msg);
+  Decision d = app_.from_admin(*this, msg);
   if (d.kind == Decision::Kind::kReject) d = Decision::reject_logon(d.text);
   if (!apply_decision(msg, d)) {
     if (connected_) do_disconnect(DisconnectReason::kLogonRejected);
@@ -902,6 +917,26 @@ void Session::next_logon(const MessageView& msg) noexcept {
     ++counters_.logons;
     app_.on_logon(*this);
   }
+}
+
+bool Session::credentials_match(const MessageView& msg) const noexcept {
+  // Compared in constant time: how long a refusal takes says nothing of how
+  // much of a guess was right.
+  auto same = [](std::string_view a, std::string_view b) noexcept {
+    unsigned diff = a.size() == b.size() ? 0u : 1u;
+    const std::size_t n = std::max(a.size(), b.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto x = static_cast<unsigned char>(i < a.size() ? a[i] : 0);
+      const auto y = static_cast<unsigned char>(i < b.size() ? b[i] : 0);
+      diff |= static_cast<unsigned>(x ^ y);
+    }
+    return diff == 0;
+  };
+  const bool ok_user = settings_.username.empty() || same(msg.get(tag::kUsername), settings_.username);
+  // Before FIX.4.3 there is no Password field: RawData (96) carries it.
+  const int password_tag = version_ >= codec::FixVersion::kFix43 ? tag::kPassword : tag::kRawData;
+  const bool ok_password = settings_.password.empty() || same(msg.get(password_tag), settings_.password);
+  return ok_user && ok_password;
 }
 
 void Session::next_heartbeat(const MessageView& msg) noexcept {
@@ -1080,11 +1115,22 @@ void Session::generate_logon() noexcept {
     b.w.add_uint(tag::kNextExpectedMsgSeqNum, store_.next_target_seq());
   }
   if (appl_ver_id_len_ != 0) b.w.add(tag::kDefaultApplVerID, {appl_ver_id_, appl_ver_id_len_});
+  add_credentials(b.w);
   sent_reset_ = reset;
   last_received_mono_ = now_.mono_ns;
   test_requests_ = 0;
   sent_logon_ = true;
   if (finish_admin(b)) log(LogLevel::kInfo, "Initiated logon request");
+}
+
+void Session::add_credentials(codec::MessageWriter& w) noexcept {
+  if (version_ >= codec::FixVersion::kFix43) {
+    if (!settings_.username.empty()) w.add(tag::kUsername, settings_.username);
+    if (!settings_.password.empty()) w.add(tag::kPassword, settings_.password);
+  } else if (!settings_.password.empty()) {
+    w.add_uint(tag::kRawDataLength, settings_.password.size());
+    w.add(tag::kRawData, settings_.password);
+  }
 }
 
 void Session::generate_logon_reply(const MessageView& logon) noexcept {
@@ -1163,6 +1209,21 @@ void Session::generate_logout(std::string_view text) noexcept {
   if (!text.empty()) b.w.add(tag::kText, text);
   if (finish_admin(b)) sent_logout_ = true;
   logout_reason_len_ = 0;
+}
+
+void Session::refuse_logon(std::string_view text) noexcept {
+  HFT_SESSION_LOG(LogLevel::kError, "Logon refused before it was accepted: " << text);
+  // The peer has not been accepted as the counterparty: the Logout takes the
+  // next MsgSeqNum but is not journaled, so the session's sequence numbers
+  // and journal stay as the real counterparty left them.
+  Build b;
+  if (begin_admin(b, "5", {})) {
+    b.w.add(tag::kText, text);
+    app_.to_admin(*this, b.type, b.w);
+    const codec::MessageWriter::Result r = b.w.finish();
+    if (r.ok()) send_bytes({r.message.data(), r.message.size()});
+  }
+  do_disconnect(DisconnectReason::kUnauthenticated);
 }
 
 std::size_t Session::reverse_route(const MessageView& msg, char* out, std::size_t cap) const noexcept {
@@ -1612,7 +1673,9 @@ void Session::do_disconnect(DisconnectReason reason) noexcept {
   rx_len_ = 0;
   app_msg_.open_ = false;
   heart_bt_int_ = settings_.heart_bt_int;
-  if (settings_.reset_on_disconnect) reset_store();
+  // A peer refused at its Logon was never the counterparty: its leaving
+  // resets nothing either.
+  if (settings_.reset_on_disconnect && reason != DisconnectReason::kUnauthenticated) reset_store();
 }
 
 void Session::store_failed(store::StoreStatus status, bool defer) noexcept {

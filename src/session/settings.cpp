@@ -50,6 +50,13 @@ Expected<void> SessionSettings::check() const {
   for (const auto* s : {&sender_sub_id, &sender_location_id, &target_sub_id, &target_location_id}) {
     if (has_bad_char(*s)) return Error{"Sender/Target Sub/LocationID: '" + *s + "' holds SOH/'='"};
   }
+  // '=' is allowed in a value; only SOH would end the field.
+  if (username.find(codec::kSoh) != std::string::npos) return Error{"Username: holds SOH"};
+  if (password.find(codec::kSoh) != std::string::npos) return Error{"Password: holds SOH"};
+  if (!username.empty() && v < codec::FixVersion::kFix43) {
+    return Error{"Username: " + begin_string +
+                 " has no Username field (553); before FIX.4.3 only Password is used (as RawData, 96)"};
+  }
   if (heart_bt_int < 0) return Error{"HeartBtInt: " + std::to_string(heart_bt_int) + " is negative"};
   if (initiator && heart_bt_int == 0) return Error{"HeartBtInt: an initiator needs a positive interval"};
   if (logon_timeout <= 0) return Error{"LogonTimeout: must be positive"};

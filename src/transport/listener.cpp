@@ -10,11 +10,6 @@
 
 namespace hft::transport {
 
-namespace {
-// Bounds one pass so a connection storm cannot starve established sessions.
-constexpr int kMaxAcceptsPerPass = 16;
-}  // namespace
-
 Listener::Listener(Reactor& reactor, int fd, std::uint16_t port, ListenerOptions options,
                    ConnectionHandler& handler) noexcept
     : reactor_(&reactor), fd_(fd), port_(port), options_(std::move(options)), handler_(&handler) {}

@@ -396,5 +396,53 @@ TEST(RunScript, closes_its_connection_before_returning) {
   EXPECT_TRUE(saw_eof.load());
 }
 
+// QuickFIX's Runner.rb never closes a socket at eDISCONNECT: the next iCONNECT
+// opens a new connection while the old one is still open. An acceptor that
+// holds a session until the old socket closes must fail here as it does
+// there, so the runner does the same.
+TEST(RunScript, keeps_the_old_socket_open_at_disconnect_when_it_connects_again) {
+  const FieldPatterns patterns = FieldPatterns::defaults();
+  const int listen_fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listen_fd, 4), 0);
+  ::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  std::atomic<int> old_socket_state{-1};  // 1: still open when the new connection came, 0: closed
+  std::thread acceptor([&] {
+    const int first = ::accept(listen_fd, nullptr, nullptr);
+    if (first < 0) return;
+    std::string inbox;
+    read_message(first, inbox);
+    send_text(first, kLogonReply);
+    ::shutdown(first, SHUT_WR);  // the acceptor disconnects
+    const int second = ::accept(listen_fd, nullptr, nullptr);
+    pollfd p{first, POLLIN, 0};
+    char c;
+    old_socket_state = ::poll(&p, 1, 0) == 1 && ::recv(first, &c, 1, MSG_DONTWAIT) == 0 ? 0 : 1;
+    if (second >= 0) {
+      std::string inbox2;
+      read_message(second, inbox2);
+      send_text(second, kLogonReply);
+      read_message(second, inbox2);  // until the runner closes at the end
+      ::close(second);
+    }
+    ::close(first);
+  });
+  RunnerOptions o;
+  o.port = ntohs(addr.sin_port);
+  o.timeout_ms = 2000;
+  o.close_wait_ms = 200;
+  o.patterns = &patterns;
+  const ScriptResult r = run_script(
+      parse_script(soh(std::string(kLogonScript) + "eDISCONNECT\n" + kLogonScript), "linger.def"), o);
+  acceptor.join();
+  ::close(listen_fd);
+  EXPECT_TRUE(r.passed) << r.line << ": " << r.reason;
+  EXPECT_EQ(old_socket_state.load(), 1) << "the runner closed the old socket before connecting again";
+}
+
 }  // namespace
 }  // namespace hft::conformance

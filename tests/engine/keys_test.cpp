@@ -23,6 +23,7 @@
 #include "hft/engine/config.hpp"
 #include "hft/engine/engine.hpp"
 #include "hft/engine/session_config.hpp"
+#include "peer_support.hpp"
 #include "support/fix_text.hpp"
 
 namespace {
@@ -32,33 +33,8 @@ using hft::engine::Engine;
 
 class NullApp final : public hft::session::Application {};
 
-std::string utc_text(std::int64_t s, const char* format) {
-  const auto t = static_cast<std::time_t>(s);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char out[32];
-  std::strftime(out, sizeof out, format, &tm);
-  return out;
-}
-
-// A FIX.4.4 message from `sender` to `target` with BodyLength and CheckSum.
-std::string raw_fix(const std::string& type, int seq, const std::string& fields,
-                    const std::string& sender = "CLIENT", const std::string& target = "VENUE") {
-  const std::string body = "35=" + type +
-                           "\x01"
-                           "34=" +
-                           std::to_string(seq) +
-                           "\x01"
-                           "49=" +
-                           sender +
-                           "\x01"
-                           "52=" +
-                           utc_text(std::time(nullptr), "%Y%m%d-%H:%M:%S") +
-                           "\x01"
-                           "56=" +
-                           target + "\x01" + fields;
-  return hft::test::with_trailer("FIX.4.4", body);
-}
+using hft::test::raw_fix;
+using hft::test::utc_text;
 
 const std::string kLogon = raw_fix("A", 1,
                                    "98=0\x01"
@@ -88,12 +64,7 @@ Config parse(const std::string& text) {
 
 std::unique_ptr<Engine> make(const std::string& text, hft::session::Application& app,
                              hft::session::Logger* log = nullptr) {
-  auto config = Config::parse(text, "test.cfg");
-  EXPECT_TRUE(config.ok()) << (config.ok() ? "" : config.error().message);
-  if (!config) return nullptr;
-  auto engine = Engine::create(*config, app, log);
-  EXPECT_TRUE(engine.ok()) << (engine.ok() ? "" : engine.error().message);
-  return engine ? std::move(*engine) : nullptr;
+  return hft::test::make_engine(text, app, log);
 }
 
 // The error Engine::create (or the parser) gives for `text`.
@@ -276,25 +247,34 @@ TEST(ConfigKeys, engine_thread_core_pins_the_thread_that_runs_the_engine) {
 
 // --- MaxConnections ---------------------------------------------------------------
 
-TEST(ConfigKeys, max_connections_refuses_connections_beyond_the_limit) {
+TEST(ConfigKeys, max_connections_refuses_a_session_beyond_the_limit) {
   NullApp app;
-  auto engine = make(acceptor_config("MaxConnections=1"), app);
+  auto engine = make(acceptor_config("MaxConnections=1",
+                                     "\n[SESSION]\nConnectionType=acceptor\nBeginString=FIX.4.4\n"
+                                     "SenderCompID=VENUE\nTargetCompID=OTHER\nSocketAcceptPort=0\n"),
+                     app);
   ASSERT_TRUE(engine);
   const int first = connect_to(engine->listen_port());
   std::string received;
   bool ended = false;
-  ASSERT_TRUE(poll_reading(*engine, first, received, ended,
-                           [&] { return engine->stats().connections_accepted == 1; }));
+  ASSERT_EQ(::send(first, kLogon.data(), kLogon.size(), MSG_NOSIGNAL), static_cast<ssize_t>(kLogon.size()));
+  ASSERT_TRUE(
+      poll_reading(*engine, first, received, ended, [&] { return engine->session(0).is_logged_on(); }));
   const int second = connect_to(engine->listen_port());
+  const std::string other = raw_fix("A", 1,
+                                    "98=0\x01"
+                                    "108=30\x01",
+                                    "OTHER");
+  ASSERT_EQ(::send(second, other.data(), other.size(), MSG_NOSIGNAL), static_cast<ssize_t>(other.size()));
   std::string second_received;
   bool second_ended = false;
   EXPECT_TRUE(poll_reading(*engine, second, second_received, second_ended, [&] { return second_ended; }))
-      << "the connection over MaxConnections stays open";
-  EXPECT_EQ(engine->stats().connections_accepted, 1u);
+      << "the session over MaxConnections was let in";
+  EXPECT_TRUE(second_received.empty());
+  EXPECT_EQ(engine->stats().max_connections_refused, 1u);
+  EXPECT_FALSE(engine->session(1).is_connected());
   // The first one still works.
-  ASSERT_EQ(::send(first, kLogon.data(), kLogon.size(), MSG_NOSIGNAL), static_cast<ssize_t>(kLogon.size()));
-  EXPECT_TRUE(
-      poll_reading(*engine, first, received, ended, [&] { return engine->session(0).is_logged_on(); }));
+  EXPECT_TRUE(engine->session(0).is_logged_on());
   ::close(first);
   ::close(second);
 }

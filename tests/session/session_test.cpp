@@ -85,8 +85,91 @@ TEST_F(SessionAcceptorTest, passes_credentials_to_the_logon_hook_and_logs_out_wh
   EXPECT_EQ(field(reply, "35"), "5");
   EXPECT_EQ(field(reply, "58"), "bad password");
   EXPECT_TRUE(out.disconnected);
-  EXPECT_EQ(out.reason, DisconnectReason::kLogonRejected);
+  EXPECT_EQ(out.reason, DisconnectReason::kUnauthenticated);
   EXPECT_FALSE(session->is_logged_on());
+}
+
+// Username/Password settings (acceptor): the peer's first Logon must carry them.
+class SessionCredentialsTest : public SessionFixture {
+ protected:
+  void make_with(const std::string& begin_string, const std::string& dict, const std::string& user,
+                 const std::string& password, bool reset_on_disconnect = false) {
+    SessionSettings st = base_settings(begin_string, dict);
+    st.username = user;
+    st.password = password;
+    st.reset_on_disconnect = reset_on_disconnect;
+    make(std::move(st));
+  }
+};
+
+TEST_F(SessionCredentialsTest, accepts_a_logon_with_the_configured_username_and_password) {
+  make_with("FIX.4.4", "FIX44.xml", "alice", "s3cr=t");
+  const std::string reply = logon("98=0|108=30|553=alice|554=s3cr=t|");
+  EXPECT_EQ(field(reply, "35"), "A");
+  EXPECT_TRUE(session->is_logged_on());
+}
+
+TEST_F(SessionCredentialsTest, answers_a_wrong_password_with_a_logout_and_nothing_else) {
+  make_with("FIX.4.4", "FIX44.xml", "alice", "secret");
+  const std::string reply = logon("98=0|108=30|553=alice|554=guess|");
+  EXPECT_EQ(field(reply, "35"), "5");
+  EXPECT_EQ(field(reply, "58"), "Invalid credentials");
+  EXPECT_TRUE(out.messages.empty()) << pipes(out.messages.front());
+  EXPECT_TRUE(out.disconnected);
+  EXPECT_EQ(out.reason, DisconnectReason::kUnauthenticated);
+  EXPECT_FALSE(session->is_logged_on());
+  EXPECT_EQ(app.username, "") << "the application hook is not asked about a refused logon";
+  // Neither the peer's Logon nor our Logout used a sequence number.
+  EXPECT_EQ(session->next_target_seq(), 1u);
+  EXPECT_EQ(session->next_sender_seq(), 1u);
+}
+
+TEST_F(SessionCredentialsTest, refuses_a_logon_without_credentials_when_they_are_required) {
+  make_with("FIX.4.4", "FIX44.xml", "alice", "secret");
+  const std::string reply = logon();
+  EXPECT_EQ(field(reply, "35"), "5");
+  EXPECT_FALSE(session->is_logged_on());
+}
+
+TEST_F(SessionCredentialsTest, a_reset_logon_from_an_unauthenticated_peer_changes_nothing) {
+  make_with("FIX.4.4", "FIX44.xml", "alice", "secret", /*reset_on_disconnect=*/true);
+  logon("98=0|108=30|553=alice|554=secret|");
+  send("0");
+  send("0");
+  session->disconnect(at());  // the real client is away; numbers kept (ResetOnDisconnect aside)
+  session->set_next_sender_seq(7);
+  session->set_next_target_seq(5);
+  out.messages.clear();
+  out.disconnected = false;
+  session->on_connected(at());
+  peer_seq = 1;
+  send("A", "98=0|108=30|141=Y|553=alice|554=wrong|");
+  EXPECT_EQ(field(out.pop(), "35"), "5");
+  EXPECT_TRUE(out.disconnected);
+  EXPECT_EQ(session->next_sender_seq(), 7u);
+  EXPECT_EQ(session->next_target_seq(), 5u);
+}
+
+TEST_F(SessionCredentialsTest, before_fix43_the_password_is_checked_in_raw_data) {
+  make_with("FIX.4.2", "FIX42.xml", "", "secret");
+  const std::string reply = logon("98=0|108=30|95=6|96=secret|");
+  EXPECT_EQ(field(reply, "35"), "A");
+  EXPECT_TRUE(session->is_logged_on());
+}
+
+TEST_F(SessionCredentialsTest, before_fix43_a_wrong_raw_data_is_refused) {
+  make_with("FIX.4.2", "FIX42.xml", "", "secret");
+  const std::string reply = logon("98=0|108=30|95=5|96=guess|");
+  EXPECT_EQ(field(reply, "35"), "5");
+  EXPECT_FALSE(session->is_logged_on());
+}
+
+TEST_F(SessionCredentialsTest, a_username_before_fix43_is_a_settings_error) {
+  SessionSettings st = base_settings("FIX.4.2", "FIX42.xml");
+  st.username = "alice";
+  const auto checked = st.check();
+  ASSERT_FALSE(checked.ok());
+  EXPECT_NE(checked.error().message.find("Username"), std::string::npos);
 }
 
 TEST_F(SessionAcceptorTest, answers_logout_and_disconnects) {
@@ -207,6 +290,30 @@ TEST_F(SessionFixture, initiator_sends_logon_on_connect_and_is_logged_on_by_the_
   EXPECT_TRUE(out.messages.empty()) << "a Logon answer is not answered";
   EXPECT_TRUE(session->is_logged_on());
   EXPECT_EQ(app.events.back(), "logon");
+}
+
+TEST_F(SessionFixture, initiator_sends_the_username_and_password_settings_in_its_logon) {
+  auto st = base_settings();
+  st.initiator = true;
+  st.username = "bob";
+  st.password = "pw=1";
+  make(st);
+  session->on_connected(at());
+  const std::string lo = out.pop();
+  EXPECT_EQ(field(lo, "553"), "bob");
+  EXPECT_EQ(field(lo, "554"), "pw=1");
+}
+
+TEST_F(SessionFixture, initiator_before_fix43_sends_the_password_as_raw_data) {
+  auto st = base_settings("FIX.4.2", "FIX42.xml");
+  st.initiator = true;
+  st.password = "secret";
+  make(st);
+  session->on_connected(at());
+  const std::string lo = out.pop();
+  EXPECT_EQ(field(lo, "95"), "6");
+  EXPECT_EQ(field(lo, "96"), "secret");
+  EXPECT_FALSE(has_field(lo, "554"));
 }
 
 TEST_F(SessionFixture, initiator_with_reset_on_logon_sends_reset_seq_num_flag) {

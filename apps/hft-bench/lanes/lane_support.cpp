@@ -90,6 +90,11 @@ std::string venue_config_text(const VenueSpec& spec, const fs::path& store_dir) 
     t += "FileStorePath=" + store_dir.string() + "\n";
     if (auto keys = journal_keys(spec.segment_size, spec.prealloc); keys) t += *keys;
   }
+  // The rx lane connects every client before it sends any Logon: all of
+  // them wait, unidentified, from 127.0.0.1 at once.
+  const std::size_t pending = std::max<std::size_t>(64, spec.sessions.size());
+  t += "MaxPendingConnections=" + std::to_string(pending) +
+       "\nMaxPendingConnectionsPerAddress=" + std::to_string(pending) + "\n";
   for (const VenueSession& s : spec.sessions) t += "\n[SESSION]\nTargetCompID=" + s.client_comp_id + "\n";
   return t;
 }

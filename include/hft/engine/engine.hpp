@@ -45,6 +45,18 @@ struct EngineStats {
   std::uint64_t garbled_first_message = 0;       ///< closed before any session was found
   std::uint64_t send_overflows = 0;              ///< socket send buffer full: connection closed
   std::uint64_t outside_logon_time_refused = 0;  ///< acceptor connection outside LogonTime..LogoutTime
+  /// Connections not yet identified (no complete first message naming a
+  /// configured session), and how they ended:
+  std::uint64_t pre_logon_timeouts = 0;           ///< no session named within [DEFAULT] LogonTimeout
+  std::uint64_t pre_logon_bytes_exceeded = 0;     ///< sent more than MaxPreLogonBytes first
+  std::uint64_t pending_per_address_refused = 0;  ///< MaxPendingConnectionsPerAddress reached for its address
+  std::uint64_t pending_evicted = 0;              ///< closed to make room: MaxPendingConnections reached
+  std::uint64_t no_slot_refused = 0;              ///< closed at accept: every connection slot in use
+  std::uint64_t max_connections_refused = 0;      ///< named a session while MaxConnections were bound
+  /// A new connection took over a session whose previous connection was
+  /// only delivering the session's last words (after our Logout, or a
+  /// disconnect the session decided).
+  std::uint64_t connections_taken_over = 0;
 };
 
 class Engine {

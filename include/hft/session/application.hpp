@@ -117,8 +117,13 @@ class Application {
   /// A logged-on (or logging-on) session ended: Logout, disconnect or timeout.
   virtual void on_logout(Session& /*session*/) noexcept {}
 
-  /// An inbound Logon passed the session checks; accept() or reject_logon(text).
-  /// Called before from_admin for the Logon.
+  /// The first Logon on a connection, once it has passed validation, the
+  /// logon-state checks and (acceptor) the Username/Password settings, and
+  /// before it changes anything: ResetSeqNumFlag (141=Y) has not reset the
+  /// sequence numbers yet. accept() lets it go on to the sequence checks and
+  /// from_admin; anything else refuses it: the peer gets a Logout whose Text
+  /// is the decision's text (not journaled, no sequence number used) and the
+  /// connection is closed, with the session as it was.
   virtual Decision on_logon_request(Session& /*session*/, const LogonRequest& /*logon*/) noexcept {
     return Decision::accept();
   }

@@ -67,6 +67,8 @@ enum class DisconnectReason : std::uint8_t {
   kNotLoggedOn,       ///< a message the logon state does not allow (first message not a Logon, ...)
   kInvalidLogon,      ///< the Logon was garbled, invalid, too old, for other CompIDs, out of sequence
   kLogonRejected,     ///< the application refused the Logon
+  kUnauthenticated,   ///< the first Logon's credentials (Username/Password, or the
+                      ///< application's on_logon_request) were refused: nothing changed
   kSeqNumTooLow,      ///< MsgSeqNum lower than expected without PossDupFlag
   kIncorrectBeginString,  ///< wrong BeginString before logon
   kOutsideSchedule,   ///< the session's schedule closed, or the logon came outside it
@@ -321,6 +323,9 @@ class Session {
                    bool reserve = false) noexcept;
   bool finish_admin(Build& b) noexcept;
   void generate_logon() noexcept;
+  void add_credentials(codec::MessageWriter& w) noexcept;
+  [[nodiscard]] bool credentials_match(const codec::MessageView& msg) const noexcept;
+  void refuse_logon(std::string_view text) noexcept;
   void generate_logon_reply(const codec::MessageView& logon) noexcept;
   void generate_heartbeat(std::string_view test_req_id) noexcept;
   void generate_test_request(std::string_view id) noexcept;

@@ -34,6 +34,15 @@ struct SessionSettings {
   std::string target_location_id;        ///< TargetLocationID (143)
   std::string session_qualifier;         ///< SessionQualifier
 
+  // Credentials -------------------------------------------------------------
+  /// Username. Initiator: sent as Username (553) in our Logon (FIX.4.3+).
+  /// Acceptor: the peer's first Logon must carry this Username. Empty: none.
+  std::string username;
+  /// Password. Initiator: sent as Password (554) in our Logon (FIX.4.3+), as
+  /// RawDataLength/RawData (95/96) before FIX.4.3. Acceptor: the peer's first
+  /// Logon must carry it there. Empty: none.
+  std::string password;
+
   // Role and heartbeats ----------------------------------------------------
   bool initiator = false;        ///< ConnectionType=initiator; else acceptor
   std::int32_t heart_bt_int = 30;  ///< HeartBtInt (s) an initiator proposes; an acceptor uses the peer's

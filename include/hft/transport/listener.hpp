@@ -11,6 +11,12 @@ namespace hft::transport {
 
 class ConnectionHandler;
 
+/// Connections a listener accepts in one reactor pass at most (a connection
+/// storm cannot starve established sessions). A handler that closes accepted
+/// connections needs this many spare slots for the ones it has closed but
+/// the reactor has not recycled yet.
+inline constexpr int kMaxAcceptsPerPass = 16;
+
 struct ListenerOptions {
   /// Local address to bind: "0.0.0.0" (all IPv4), "::" (all IPv6), or one address.
   std::string host = "0.0.0.0";

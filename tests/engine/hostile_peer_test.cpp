@@ -1,0 +1,252 @@
+// An engine acceptor under hostile peers, with a good client logged on for
+// the whole run: after each attack the good client's TestRequest must still
+// be answered, and the attack must get its protocol answer.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hft/core/clock.hpp"
+#include "hft/engine/engine.hpp"
+#include "peer_support.hpp"
+
+namespace {
+
+using hft::engine::Config;
+using hft::engine::Engine;
+
+class NullApp final : public hft::session::Application {};
+
+using hft::test::has_field;
+using hft::test::raw_fix;
+using hft::test::send_all;
+
+std::string fix(const std::string& type, int seq, const std::string& sender, const std::string& fields) {
+  return raw_fix(type, seq, fields, sender);
+}
+
+std::string logon_of(const std::string& sender) {
+  return fix("A", 1, sender,
+             "98=0\x01"
+             "108=30\x01");
+}
+
+int connect_to(int port) {
+  return hft::test::connect_from("127.0.0.1", port);
+}
+
+std::string utc_now() {
+  return hft::test::utc_text(std::time(nullptr), "%Y%m%d-%H:%M:%S");
+}
+
+// What a connection received until the engine closed it (or `wait_ms`).
+struct Outcome {
+  std::string received;
+  bool closed = false;
+};
+
+Outcome read_until_closed(int fd, int wait_ms = 3000) {
+  Outcome o;
+  const auto end = hft::core::monotonic_ns() + std::int64_t{wait_ms} * 1'000'000;
+  char buf[4096];
+  while (hft::core::monotonic_ns() < end) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 10) <= 0) continue;
+    const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0) {
+      o.received.append(buf, static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n == 0 || errno == ECONNRESET) {
+      o.closed = true;
+      break;
+    }
+  }
+  return o;
+}
+
+// The well-behaved counterparty: logged on for the whole test.
+class GoodClient {
+ public:
+  explicit GoodClient(int port) : fd_(connect_to(port)) {}
+  ~GoodClient() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  bool logon() {
+    send_all(fd_, logon_of("CLIENT"));
+    return wait_for("35=A");
+  }
+
+  // A TestRequest answered by its Heartbeat within 2 s.
+  bool still_answered(const std::string& id) {
+    send_all(fd_, fix("1", next_seq_++, "CLIENT", "112=" + id + "\x01"));
+    return wait_for("112=" + id);
+  }
+
+ private:
+  bool wait_for(const std::string& field) {
+    const auto end = hft::core::monotonic_ns() + 2'000'000'000;
+    char buf[4096];
+    while (hft::core::monotonic_ns() < end) {
+      if (has_field(inbox_, field)) {
+        inbox_.clear();
+        return true;
+      }
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 10) <= 0) continue;
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
+      if (n <= 0) return false;
+      inbox_.append(buf, static_cast<std::size_t>(n));
+    }
+    return false;
+  }
+
+  int fd_;
+  int next_seq_ = 2;
+  std::string inbox_;
+};
+
+std::string config() {
+  std::string text =
+      "[DEFAULT]\nNonStopSession=Y\nUseDataDictionary=N\nConnectionType=acceptor\nBeginString=FIX.4.4\n"
+      "SenderCompID=VENUE\nSocketAcceptPort=0\nMaxPreLogonBytes=4096\nSendBufferSize=64K\n"
+      "SocketSendBufferSize=64K\n";
+  for (const char* target : {"CLIENT", "LATE", "DEAF"})
+    text += std::string("\n[SESSION]\nTargetCompID=") + target + "\n";
+  return text;
+}
+
+TEST(HostilePeers, the_engine_answers_each_attack_per_the_protocol_and_the_good_client_throughout) {
+  auto parsed = Config::parse(config(), "hostile.cfg");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  NullApp app;
+  auto created = Engine::create(*parsed, app);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  Engine& engine = **created;
+  const int port = engine.listen_port();
+  std::thread loop([&] { engine.run(); });
+
+  GoodClient good(port);
+  ASSERT_TRUE(good.logon());
+  std::mt19937 random(42);
+
+  {  // Garbage flood: closed, never answered.
+    const int fd = connect_to(port);
+    std::string garbage(64 * 1024, '\0');
+    for (char& c : garbage) c = static_cast<char>(random());
+    send_all(fd, garbage);
+    const Outcome o = read_until_closed(fd);
+    EXPECT_TRUE(o.closed);
+    EXPECT_TRUE(o.received.empty());
+    ::close(fd);
+  }
+  EXPECT_TRUE(good.still_answered("after-garbage"));
+
+  {  // An oversized first message: closed at MaxPreLogonBytes.
+    const int fd = connect_to(port);
+    send_all(fd,
+             "8=FIX.4.4\x01"
+             "9=10000000\x01"
+             "35=A\x01" +
+                 std::string(16 * 1024, 'A'));
+    const Outcome o = read_until_closed(fd);
+    EXPECT_TRUE(o.closed);
+    EXPECT_TRUE(o.received.empty());
+    ::close(fd);
+  }
+  EXPECT_TRUE(good.still_answered("after-oversized"));
+
+  {  // Unknown CompIDs: closed without an answer.
+    const int fd = connect_to(port);
+    send_all(fd, logon_of("STRANGER"));
+    const Outcome o = read_until_closed(fd);
+    EXPECT_TRUE(o.closed);
+    EXPECT_TRUE(o.received.empty());
+    ::close(fd);
+  }
+  EXPECT_TRUE(good.still_answered("after-unknown"));
+
+  {  // Application data before Logon on a configured session: disconnected.
+    const int fd = connect_to(port);
+    send_all(fd, fix("D", 1, "LATE",
+                     "11=1\x01"
+                     "21=1\x01"
+                     "55=X\x01"
+                     "54=1\x01"
+                     "60=" +
+                         utc_now() +
+                         "\x01"
+                         "40=1\x01"));
+    const Outcome o = read_until_closed(fd);
+    EXPECT_TRUE(o.closed);
+    EXPECT_TRUE(o.received.empty());
+    ::close(fd);
+  }
+  EXPECT_TRUE(good.still_answered("after-data-before-logon"));
+
+  {  // A second Logon for the good client's session: refused, the session stays.
+    const int fd = connect_to(port);
+    send_all(fd, logon_of("CLIENT"));
+    const Outcome o = read_until_closed(fd);
+    EXPECT_TRUE(o.closed);
+    EXPECT_FALSE(has_field(o.received, "35=A"));
+    ::close(fd);
+  }
+  EXPECT_TRUE(good.still_answered("after-second-logon"));
+
+  // Connect/close storm.
+  for (int i = 0; i < 300; ++i) {
+    const int fd = connect_to(port);
+    if (fd >= 0) ::close(fd);
+  }
+  EXPECT_TRUE(good.still_answered("after-storm"));
+
+  {  // A peer that logs on and never reads: the engine drops it, not the others.
+    const int fd = connect_to(port);
+    const int small = 4096;
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    send_all(fd, logon_of("DEAF"));
+    std::string burst;
+    const std::string id(400, 'x');
+    for (int seq = 2; seq < 2000; ++seq) burst += fix("1", seq, "DEAF", "112=" + id + "\x01");
+    send_all(fd, burst);
+    EXPECT_TRUE(good.still_answered("while-deaf"));
+    // The engine drops it: once it has closed its side, our sends fail
+    // (without us ever reading).
+    bool dropped = false;
+    const auto end = hft::core::monotonic_ns() + 10'000'000'000;
+    for (int seq = 2000; !dropped && hft::core::monotonic_ns() < end; ++seq) {
+      const std::string more = fix("1", seq, "DEAF", "112=more\x01");
+      if (::send(fd, more.data(), more.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+          (errno == EPIPE || errno == ECONNRESET)) {
+        dropped = true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(dropped) << "the peer that never reads is still connected";
+    ::close(fd);
+  }
+  EXPECT_TRUE(good.still_answered("after-deaf"));
+
+  engine.request_stop();
+  loop.join();
+  const auto& stats = engine.stats();
+  EXPECT_GE(stats.garbled_first_message + stats.pre_logon_bytes_exceeded, 2u);
+  EXPECT_EQ(stats.unknown_session_refused, 1u);
+  EXPECT_EQ(stats.duplicate_refused, 1u);
+  EXPECT_GE(stats.send_overflows, 1u) << "the peer that never reads was not dropped";
+}
+
+}  // namespace
