@@ -48,6 +48,7 @@ std::string_view to_string(DisconnectReason reason) noexcept {
     case DisconnectReason::kInvalidLogon: return "invalid logon";
     case DisconnectReason::kLogonRejected: return "logon rejected";
     case DisconnectReason::kSeqNumTooLow: return "MsgSeqNum too low";
+    case DisconnectReason::kMissingMsgSeqNum: return "message without MsgSeqNum";
     case DisconnectReason::kIncorrectBeginString: return "incorrect BeginString";
     case DisconnectReason::kOutsideSchedule: return "outside the session schedule";
     case DisconnectReason::kApplication: return "application request";
@@ -270,8 +271,10 @@ Expected<void> Session::init(Instant now) {
   tx_.resize(settings_.max_message_size + 1024);
   gap_fill_.resize(2048);
   queue_ = std::make_unique<Queue>(settings_.queue_capacity_bytes, settings_.queue_capacity_messages);
-  view_ = std::make_unique<MessageView>();
-  replay_view_ = std::make_unique<MessageView>();
+  // Sized once from MaxFieldsPerMessage: a longer message is rejected, never
+  // a reason to grow on the receive path.
+  view_ = std::make_unique<MessageView>(settings_.max_fields_per_message);
+  replay_view_ = std::make_unique<MessageView>(settings_.max_fields_per_message);
 
   // Every outgoing message is claimed at MaxMessageSize: find out now if the
   // store cannot give that much (the claim is abandoned by the next one).
@@ -363,7 +366,7 @@ void Session::on_bytes(std::span<const char> bytes, Instant now) noexcept {
     consume({rx_.data(), rx_len_}, used);
     if (!connected_) break;
     if (used == 0 && rx_len_ == rx_.size()) {
-      on_garbled({rx_.data(), rx_len_}, codec::FrameError::kBodyLengthTooLarge);
+      on_garbled({rx_.data(), rx_len_}, codec::to_string(codec::FrameError::kBodyLengthTooLarge));
       used = rx_len_;
     }
     std::memmove(rx_.data(), rx_.data() + used, rx_len_ - used);
@@ -381,7 +384,7 @@ void Session::consume(std::string_view data, std::size_t& used) noexcept {
     const std::string_view bytes = data.substr(used, fr.size);
     used += fr.size;
     if (fr.status == codec::FrameStatus::kGarbled) {
-      on_garbled(bytes, fr.error);
+      on_garbled(bytes, codec::to_string(fr.error));
     } else {
       ++counters_.messages_received;
       handle_message(bytes, false);
@@ -389,10 +392,9 @@ void Session::consume(std::string_view data, std::size_t& used) noexcept {
   }
 }
 
-void Session::on_garbled(std::string_view bytes, codec::FrameError error) noexcept {
+void Session::on_garbled(std::string_view bytes, std::string_view why) noexcept {
   ++counters_.garbled;
-  HFT_SESSION_LOG(LogLevel::kWarn, "Garbled input ignored (" << codec::to_string(error) << ", "
-                                                            << bytes.size() << " bytes)");
+  HFT_SESSION_LOG(LogLevel::kWarn, "Garbled input ignored (" << why << ", " << bytes.size() << " bytes)");
   // QuickFIX: an invalid Logon ends the connection; other garbage is ignored.
   if (bytes.substr(0, 5) == "8=FIX" && detail::peek_msg_type(bytes) == "A") {
     log(LogLevel::kError, "Logon message is not valid");
@@ -403,13 +405,19 @@ void Session::on_garbled(std::string_view bytes, codec::FrameError error) noexce
 void Session::handle_message(std::string_view bytes, bool queued) noexcept {
   MessageView& msg = *view_;
   const codec::ParseStatus ps = msg.parse(bytes);
-  if (ps != codec::ParseStatus::kOk && ps != codec::ParseStatus::kBadTag) {
-    on_garbled(bytes, codec::FrameError::kNone);
+  // More fields than MaxFieldsPerMessage: a well-framed message that is
+  // rejected below (its header is among the fields kept), never dropped, or
+  // the peer's resend would be dropped again and the session stall. Anything
+  // else parse() refuses, a tag that is not a number included, is garbled:
+  // ignored without consuming its MsgSeqNum, as QuickFIX does.
+  const bool too_many_fields = ps == codec::ParseStatus::kTooManyFields;
+  if (ps != codec::ParseStatus::kOk && !too_many_fields) {
+    on_garbled(bytes, codec::to_string(ps));
     return;
   }
   const std::string_view type = msg.msg_type();
   bool stop = type.empty();
-  if (stop) on_garbled(bytes, codec::FrameError::kNone);
+  if (stop) on_garbled(bytes, "no MsgType");
 
   // QuickFIX checks 49 and 56 are present before anything else.
   if (!stop && (!msg.has(tag::kSenderCompID) || !msg.has(tag::kTargetCompID))) {
@@ -428,6 +436,21 @@ void Session::handle_message(std::string_view bytes, bool queued) noexcept {
       if (!received_logon_) do_disconnect(DisconnectReason::kIncorrectBeginString);
     }
   }
+  if (!stop && msg.get(tag::kMsgSeqNum).empty()) {
+    // A Reject must carry RefSeqNum (45), which such a message cannot give:
+    // the session rules log out instead.
+    stop = true;
+    log(LogLevel::kError, "Received message without MsgSeqNum");
+    generate_logout("Received message without MsgSeqNum");
+    do_disconnect(DisconnectReason::kMissingMsgSeqNum);
+  }
+  if (!stop && too_many_fields) {
+    stop = true;
+    char text[96];
+    Line t(text, sizeof(text));
+    t << "Message has more than " << msg.max_fields() << " fields (MaxFieldsPerMessage)";
+    generate_reject(msg, static_cast<int>(RejectReason::kOther), 0, t.view());
+  }
   if (!stop && type == "A" && version_ == codec::FixVersion::kFixT11) {
     const std::string_view v = msg.get(tag::kDefaultApplVerID);
     target_appl_ver_id_len_ = std::min(v.size(), sizeof(target_appl_ver_id_));
@@ -440,7 +463,7 @@ void Session::handle_message(std::string_view bytes, bool queued) noexcept {
       if (!r.ok()) {
         stop = true;
         if (r.failure == codec::ValidationFailure::kGarbled) {
-          on_garbled(bytes, codec::FrameError::kNone);
+          on_garbled(bytes, r.text);
         } else {
           const int ref = r.reason == RejectReason::kInvalidMsgType ? 0 : r.ref_tag;
           generate_reject(msg, static_cast<int>(r.reason), ref);
@@ -448,21 +471,23 @@ void Session::handle_message(std::string_view bytes, bool queued) noexcept {
       }
     } else {
       // Not checked against a dictionary: the header fields the session reads.
-      std::uint64_t seq = 0;
       std::int64_t ts = 0;
-      if (ps == codec::ParseStatus::kBadTag) {
-        generate_reject(msg, static_cast<int>(RejectReason::kInvalidTagNumber), 0);
+      if (!msg.has(tag::kSendingTime)) {
+        generate_reject(msg, static_cast<int>(RejectReason::kRequiredTagMissing), tag::kSendingTime);
         stop = true;
-      } else if (!msg.has(tag::kMsgSeqNum) || !msg.has(tag::kSendingTime)) {
-        generate_reject(msg, static_cast<int>(RejectReason::kRequiredTagMissing),
-                        msg.has(tag::kMsgSeqNum) ? tag::kSendingTime : tag::kMsgSeqNum);
-        stop = true;
-      } else if (!msg.get_uint(tag::kMsgSeqNum, seq) || !msg.get_timestamp(tag::kSendingTime, ts)) {
-        generate_reject(msg, static_cast<int>(RejectReason::kIncorrectDataFormat),
-                        msg.get_uint(tag::kMsgSeqNum, seq) ? tag::kSendingTime : tag::kMsgSeqNum);
+      } else if (!msg.get_timestamp(tag::kSendingTime, ts)) {
+        generate_reject(msg, static_cast<int>(RejectReason::kIncorrectDataFormat), tag::kSendingTime);
         stop = true;
       }
     }
+  }
+  // A MsgSeqNum the dictionary's SEQNUM format lets through but that is no
+  // sequence number ("-1", beyond 2^64 - 1): read as a number it would be
+  // "too low" and end the session.
+  std::uint64_t seq = 0;
+  if (!stop && !msg.get_uint(tag::kMsgSeqNum, seq)) {
+    generate_reject(msg, static_cast<int>(RejectReason::kIncorrectDataFormat), tag::kMsgSeqNum);
+    stop = true;
   }
   if (!stop && connected_) dispatch(msg, type);
 
@@ -807,7 +832,17 @@ void Session::next_logon(const MessageView& msg) noexcept {
   std::int64_t hbi = 0;
   const bool has_hbi = msg.get_int(tag::kHeartBtInt, hbi);
   if (!has_hbi || hbi < 0 || hbi > 86400) {
-    log(LogLevel::kError, "Logon HeartBtInt missing or out of range");
+    // Said in a Logout, so that the peer learns why rather than seeing the
+    // connection drop.
+    char text[96];
+    Line t(text, sizeof(text));
+    if (has_hbi) {
+      t << "HeartBtInt (108) " << hbi << " is out of range (0 to 86400 seconds)";
+    } else {
+      t << "HeartBtInt (108) missing or not a number";
+    }
+    log(LogLevel::kError, t.view());
+    generate_logout(t.view());
     do_disconnect(DisconnectReason::kInvalidLogon);
     return;
   }
@@ -883,7 +918,10 @@ void Session::next_heartbeat(const MessageView& msg) noexcept {
 void Session::next_test_request(const MessageView& msg) noexcept {
   if (!verify(msg, true, true)) return;
   if (!apply_decision(msg, app_.from_admin(*this, msg))) return;
-  generate_heartbeat(msg.get(tag::kTestReqID));
+  // Echoed as received, an empty TestReqID (ValidateFieldsHaveValues=N)
+  // included, as QuickFIX does.
+  const int id = msg.find(tag::kTestReqID);
+  generate_heartbeat(id >= 0 ? msg.value_at(static_cast<std::size_t>(id)) : std::string_view{}, id >= 0);
   incr_target();
 }
 
@@ -1063,10 +1101,14 @@ void Session::generate_logon_reply(const MessageView& logon) noexcept {
   if (finish_admin(b)) sent_logon_ = true;
 }
 
-void Session::generate_heartbeat(std::string_view test_req_id) noexcept {
+void Session::generate_heartbeat(std::string_view test_req_id, bool echo_id) noexcept {
   Build b;
   if (!begin_admin(b, "0", {})) return;
-  if (!test_req_id.empty()) b.w.add(tag::kTestReqID, test_req_id);
+  if (!test_req_id.empty()) {
+    b.w.add(tag::kTestReqID, test_req_id);
+  } else if (echo_id) {
+    b.w.add_raw("112=\x01");  // add() refuses an empty value
+  }
   finish_admin(b);
 }
 
@@ -1494,7 +1536,7 @@ void Session::on_timer(Instant now) noexcept {
       ++test_requests_;
       log(LogLevel::kInfo, "Sent test request TEST");
     } else if (since_sent >= hbi && test_requests_ == 0) {
-      generate_heartbeat({});
+      generate_heartbeat({}, false);
     }
   }();
   continue_replay();

@@ -65,6 +65,7 @@ enum class DisconnectReason : std::uint8_t {
   kInvalidLogon,      ///< the Logon was garbled, invalid, too old, for other CompIDs, out of sequence
   kLogonRejected,     ///< the application refused the Logon
   kSeqNumTooLow,      ///< MsgSeqNum lower than expected without PossDupFlag
+  kMissingMsgSeqNum,  ///< a message without MsgSeqNum (34): Logout sent, then disconnect
   kIncorrectBeginString,  ///< wrong BeginString before logon
   kOutsideSchedule,   ///< the session's schedule closed, or the logon came outside it
   kApplication,       ///< Decision::disconnect() or Session::disconnect()
@@ -278,7 +279,7 @@ class Session {
 
   // Inbound
   void consume(std::string_view data, std::size_t& used) noexcept;
-  void on_garbled(std::string_view bytes, codec::FrameError error) noexcept;
+  void on_garbled(std::string_view bytes, std::string_view why) noexcept;
   void handle_message(std::string_view bytes, bool queued) noexcept;
   void dispatch(const codec::MessageView& msg, std::string_view msg_type) noexcept;
   bool verify(const codec::MessageView& msg, bool check_too_high, bool check_too_low) noexcept;
@@ -311,7 +312,8 @@ class Session {
   bool finish_admin(Build& b) noexcept;
   void generate_logon() noexcept;
   void generate_logon_reply(const codec::MessageView& logon) noexcept;
-  void generate_heartbeat(std::string_view test_req_id) noexcept;
+  /// A Heartbeat; with `echo_id`, TestReqID (112) = `test_req_id`, even empty.
+  void generate_heartbeat(std::string_view test_req_id, bool echo_id) noexcept;
   void generate_test_request(std::string_view id) noexcept;
   void generate_resend_request(std::uint64_t begin, std::uint64_t end) noexcept;
   void generate_sequence_reset(std::uint64_t seq, std::uint64_t new_seq) noexcept;
