@@ -151,8 +151,10 @@ constexpr std::array kSchema = {
             .description = "Accepted and ignored: libhft parses in place and always keeps the wire order.",
             .support = S::kIgnored},
     KeySpec{.name = "MaxMessageSize", .type = T::kSize, .default_value = "64K",
-            .description = "Largest inbound message accepted; a larger BodyLength is garbled and dropped. At "
-                           "most ReceiveBufferSize.",
+            .description = "Largest inbound message read. A larger one, with a BodyLength up to 16 times this, "
+                           "is skipped as it arrives and answered with a Reject (SessionRejectReason 99, Other) "
+                           "naming the limit, its MsgSeqNum consumed; a larger BodyLength is garbage and dropped. "
+                           "At most ReceiveBufferSize.",
             .min = 256, .max = kGiB},
     KeySpec{.name = "MaxFieldsPerMessage", .type = T::kInt, .default_value = "16384",
             .description = "Most fields a received message may have; the session's field index is allocated "

@@ -268,6 +268,7 @@ Expected<void> Session::init(Instant now) {
   }
 
   rx_.resize(settings_.max_message_size + 256);
+  oversize_head_.resize(std::min<std::size_t>(settings_.max_message_size, 4096));
   tx_.resize(settings_.max_message_size + 1024);
   gap_fill_.resize(2048);
   queue_ = std::make_unique<Queue>(settings_.queue_capacity_bytes, settings_.queue_capacity_messages);
@@ -315,6 +316,7 @@ void Session::on_connected(Instant now) noexcept {
   if (connected_) return;
   connected_ = true;
   rx_len_ = 0;
+  oversize_ = OversizeState{};
   connected_mono_ = now.mono_ns;
   last_received_mono_ = now.mono_ns;
   last_sent_mono_ = now.mono_ns;
@@ -341,10 +343,10 @@ void Session::on_bytes(std::span<const char> bytes, Instant now) noexcept {
   in_input_ = true;
   const bool replaying = replay_.active;  // a replay started by these bytes already sent a batch
   check_schedule();
-  std::size_t pos = 0;
-  if (rx_len_ == 0 && connected_) {
+  std::size_t pos = oversize_.remaining != 0 ? skip_oversize({bytes.data(), bytes.size()}) : 0;
+  if (rx_len_ == 0 && connected_ && pos < bytes.size()) {
     // Common case: frame straight from the caller's buffer, keep only a tail.
-    std::size_t used = 0;
+    std::size_t used = pos;
     consume({bytes.data(), bytes.size()}, used);
     pos = bytes.size();
     const std::size_t rest = bytes.size() - used;
@@ -358,6 +360,10 @@ void Session::on_bytes(std::span<const char> bytes, Instant now) noexcept {
     }
   }
   while (pos < bytes.size() && connected_) {
+    if (oversize_.remaining != 0) {
+      pos += skip_oversize({bytes.data() + pos, bytes.size() - pos});
+      continue;
+    }
     const std::size_t n = std::min(rx_.size() - rx_len_, bytes.size() - pos);
     if (n != 0) std::memcpy(rx_.data() + rx_len_, bytes.data() + pos, n);
     rx_len_ += n;
@@ -381,6 +387,14 @@ void Session::consume(std::string_view data, std::size_t& used) noexcept {
   while (connected_ && used < data.size()) {
     const codec::FrameResult fr = codec::frame(data.substr(used), frame_options_);
     if (fr.status == codec::FrameStatus::kNeedMore) break;
+    if (fr.error == codec::FrameError::kBodyLengthTooLarge) {
+      const Oversize o = begin_oversize(data.substr(used));
+      if (o == Oversize::kWait) break;
+      if (o == Oversize::kStarted) {
+        used += skip_oversize(data.substr(used));
+        continue;
+      }
+    }
     const std::string_view bytes = data.substr(used, fr.size);
     used += fr.size;
     if (fr.status == codec::FrameStatus::kGarbled) {
@@ -390,6 +404,74 @@ void Session::consume(std::string_view data, std::size_t& used) noexcept {
       handle_message(bytes, false);
     }
   }
+}
+
+Session::Oversize Session::begin_oversize(std::string_view data) noexcept {
+  // frame() has checked "8=FIX...^9=" and that the digits exceed the limit.
+  const std::size_t soh = data.find(codec::kSoh);
+  if (soh == std::string_view::npos || soh + 3 > data.size()) return Oversize::kGarbage;
+  std::uint64_t body_length = 0;
+  std::size_t q = soh + 3;
+  for (; q < data.size() && data[q] != codec::kSoh; ++q) {
+    const unsigned d = static_cast<unsigned char>(data[q] - '0');
+    if (d > 9 || q - (soh + 3) >= 20) return Oversize::kGarbage;
+    if (__builtin_mul_overflow(body_length, 10u, &body_length) || __builtin_add_overflow(body_length, d, &body_length))
+      return Oversize::kGarbage;
+  }
+  if (q == data.size()) return Oversize::kWait;  // the rest of the digits is still to come
+  // Beyond kOversizeFactor x MaxMessageSize a BodyLength is more likely
+  // garbage than a message: framing resynchronises at the next "8=FIX".
+  if (body_length / kOversizeFactor > settings_.max_message_size) return Oversize::kGarbage;
+  oversize_ = OversizeState{};
+  oversize_.size = q + 1 + body_length + 7;  // "10=ddd^" follows the body
+  oversize_.remaining = oversize_.size;
+  return Oversize::kStarted;
+}
+
+std::size_t Session::skip_oversize(std::string_view data) noexcept {
+  OversizeState& o = oversize_;
+  if (o.remaining == 0) return 0;
+  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(o.remaining, data.size()));
+  const std::size_t keep = std::min(n, oversize_head_.size() - o.head_len);
+  if (keep != 0) std::memcpy(oversize_head_.data() + o.head_len, data.data(), keep);
+  o.head_len += keep;
+  for (std::size_t i = 0; i < n; ++i) o.sum += static_cast<unsigned char>(data[i]);
+  if (n >= sizeof(o.tail)) {
+    std::memcpy(o.tail, data.data() + n - sizeof(o.tail), sizeof(o.tail));
+  } else {
+    std::memmove(o.tail, o.tail + n, sizeof(o.tail) - n);
+    std::memcpy(o.tail + sizeof(o.tail) - n, data.data(), n);
+  }
+  o.remaining -= n;
+  if (o.remaining == 0) finish_oversize();
+  return n;
+}
+
+void Session::finish_oversize() noexcept {
+  const OversizeState& o = oversize_;
+  const char* t = o.tail;
+  const auto digit = [](char c) { return static_cast<unsigned char>(c - '0') <= 9; };
+  bool ok = t[0] == codec::kSoh && t[1] == '1' && t[2] == '0' && t[3] == '=' && digit(t[4]) && digit(t[5]) &&
+            digit(t[6]) && t[7] == codec::kSoh;
+  if (ok && frame_options_.verify_checksum) {
+    std::uint32_t trailer = 0;
+    for (int i = 1; i < 8; ++i) trailer += static_cast<unsigned char>(t[i]);
+    const unsigned declared = static_cast<unsigned>((t[4] - '0') * 100 + (t[5] - '0') * 10 + (t[6] - '0'));
+    ok = ((o.sum - trailer) & 0xffu) == declared;
+  }
+  // The header, cut after its last whole field.
+  std::string_view head(oversize_head_.data(), o.head_len);
+  head = head.substr(0, head.rfind(codec::kSoh) + 1);
+  if (!ok) {
+    on_garbled(head, "BodyLength above MaxMessageSize, and no valid CheckSum where it ends");
+    return;
+  }
+  ++counters_.messages_received;
+  char text[128];
+  Line line(text, sizeof(text));
+  line << "Message of " << o.size << " bytes is larger than MaxMessageSize (" << settings_.max_message_size
+       << ')';
+  handle_message(head, false, line.view());
 }
 
 void Session::on_garbled(std::string_view bytes, std::string_view why) noexcept {
@@ -402,7 +484,7 @@ void Session::on_garbled(std::string_view bytes, std::string_view why) noexcept 
   }
 }
 
-void Session::handle_message(std::string_view bytes, bool queued) noexcept {
+void Session::handle_message(std::string_view bytes, bool queued, std::string_view refusal) noexcept {
   MessageView& msg = *view_;
   const codec::ParseStatus ps = msg.parse(bytes);
   // More fields than MaxFieldsPerMessage: a well-framed message that is
@@ -410,7 +492,7 @@ void Session::handle_message(std::string_view bytes, bool queued) noexcept {
   // the peer's resend would be dropped again and the session stall. Anything
   // else parse() refuses, a tag that is not a number included, is garbled:
   // ignored without consuming its MsgSeqNum, as QuickFIX does.
-  const bool too_many_fields = ps == codec::ParseStatus::kTooManyFields;
+  const bool too_many_fields = ps == codec::ParseStatus::kTooManyFields || !refusal.empty();
   if (ps != codec::ParseStatus::kOk && !too_many_fields) {
     on_garbled(bytes, codec::to_string(ps));
     return;
@@ -448,8 +530,11 @@ void Session::handle_message(std::string_view bytes, bool queued) noexcept {
     stop = true;
     char text[96];
     Line t(text, sizeof(text));
-    t << "Message has more than " << msg.max_fields() << " fields (MaxFieldsPerMessage)";
-    generate_reject(msg, static_cast<int>(RejectReason::kOther), 0, t.view());
+    if (refusal.empty()) {
+      t << "Message has more than " << msg.max_fields() << " fields (MaxFieldsPerMessage)";
+      refusal = t.view();
+    }
+    generate_reject(msg, static_cast<int>(RejectReason::kOther), 0, refusal);
   }
   if (!stop && type == "A" && version_ == codec::FixVersion::kFixT11) {
     const std::string_view v = msg.get(tag::kDefaultApplVerID);
@@ -1604,6 +1689,7 @@ void Session::do_disconnect(DisconnectReason reason) noexcept {
   resend_begin_ = resend_end_ = resend_target_end_ = 0;
   replay_.active = false;
   rx_len_ = 0;
+  oversize_ = OversizeState{};
   app_msg_.open_ = false;
   heart_bt_int_ = settings_.heart_bt_int;
   if (settings_.reset_on_disconnect) reset_store();

@@ -805,6 +805,39 @@ TEST_F(SessionLargeMessageTest, rejects_more_fields_than_max_fields_per_message_
   EXPECT_TRUE(session->is_logged_on());
 }
 
+TEST_F(SessionAcceptorTest, rejects_a_message_larger_than_max_message_size_and_goes_on) {
+  logon();
+  const std::string big = peer_msg("D", order_body("a") + "58=" + std::string(10000, 'x') + "|", 2);
+  for (std::size_t at = 0; at < big.size(); at += 1000) feed(big.substr(at, 1000));
+  std::string rj = out.pop();
+  EXPECT_EQ(field(rj, "35"), "3") << "answered, not dropped";
+  EXPECT_EQ(field(rj, "45"), "2");
+  EXPECT_EQ(field(rj, "373"), "99");
+  EXPECT_EQ(field(rj, "58"),
+            "Message of " + std::to_string(big.size()) + " bytes is larger than MaxMessageSize (4096)");
+  EXPECT_EQ(session->next_target_seq(), 3u);
+  // In one read, with the next message behind it.
+  const std::string again = peer_msg("D", order_body("b") + "58=" + std::string(10000, 'y') + "|", 3);
+  feed(again + peer_msg("1", "112=after|", 4));
+  rj = out.pop();
+  EXPECT_EQ(field(rj, "45"), "3");
+  EXPECT_EQ(field(out.pop(), "112"), "after");
+  EXPECT_EQ(session->next_target_seq(), 5u);
+  EXPECT_EQ(session->counters().garbled, 0u);
+}
+
+TEST_F(SessionAcceptorTest, drops_a_message_larger_than_max_message_size_whose_checksum_is_wrong) {
+  logon();
+  std::string big = peer_msg("D", order_body("a") + "58=" + std::string(10000, 'x') + "|", 2);
+  big[big.size() - 2] = big[big.size() - 2] == '0' ? '1' : '0';
+  feed(big);
+  EXPECT_TRUE(out.messages.empty());
+  EXPECT_EQ(session->counters().garbled, 1u);
+  EXPECT_EQ(session->next_target_seq(), 2u);
+  send("1", "112=y|");
+  EXPECT_EQ(field(out.pop(), "112"), "y");
+}
+
 TEST_F(SessionFixture, max_fields_per_message_out_of_range_is_refused_naming_the_key) {
   SessionSettings st = base_settings();
   st.max_fields_per_message = 0;

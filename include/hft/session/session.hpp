@@ -280,7 +280,19 @@ class Session {
   // Inbound
   void consume(std::string_view data, std::size_t& used) noexcept;
   void on_garbled(std::string_view bytes, std::string_view why) noexcept;
-  void handle_message(std::string_view bytes, bool queued) noexcept;
+  /// `refusal`: the message cannot be read whole (larger than
+  /// MaxMessageSize): `bytes` is its header, answered with a Reject saying so.
+  void handle_message(std::string_view bytes, bool queued, std::string_view refusal = {}) noexcept;
+  // A message whose BodyLength is above MaxMessageSize (up to kOversizeFactor
+  // times it) is skipped as it arrives, never buffered, its header and
+  // trailer kept, and answered with a Reject once it has all come: dropping
+  // it would make its resend be dropped too and the session stall.
+  enum class Oversize : std::uint8_t { kStarted, kWait, kGarbage };
+  static constexpr std::uint64_t kOversizeFactor = 16;
+  [[nodiscard]] Oversize begin_oversize(std::string_view data) noexcept;
+  /// Consumes the bytes of the message being skipped; returns how many.
+  std::size_t skip_oversize(std::string_view data) noexcept;
+  void finish_oversize() noexcept;
   void dispatch(const codec::MessageView& msg, std::string_view msg_type) noexcept;
   bool verify(const codec::MessageView& msg, bool check_too_high, bool check_too_low) noexcept;
   bool valid_logon_state(std::string_view msg_type) const noexcept;
@@ -393,6 +405,15 @@ class Session {
   // Buffers, allocated once.
   std::vector<char> rx_;       // partial message carried between on_bytes calls
   std::size_t rx_len_ = 0;
+  struct OversizeState {
+    std::uint64_t size = 0;       // the whole message, trailer included
+    std::uint64_t remaining = 0;  // bytes still to come (0: none being skipped)
+    std::uint32_t sum = 0;        // byte sum of what came
+    std::size_t head_len = 0;     // bytes kept in oversize_head_
+    char tail[8] = {};            // the last bytes that came: "^10=ddd^" at the end
+  };
+  OversizeState oversize_;
+  std::vector<char> oversize_head_;  // the first bytes of that message (its header)
   std::vector<char> tx_;        // resends (not stored)
   std::vector<char> gap_fill_;  // gap fills (not stored), built while a resend waits in tx_
   std::unique_ptr<Queue> queue_;
