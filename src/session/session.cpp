@@ -415,7 +415,8 @@ Session::Oversize Session::begin_oversize(std::string_view data) noexcept {
   for (; q < data.size() && data[q] != codec::kSoh; ++q) {
     const unsigned d = static_cast<unsigned char>(data[q] - '0');
     if (d > 9 || q - (soh + 3) >= 20) return Oversize::kGarbage;
-    if (__builtin_mul_overflow(body_length, 10u, &body_length) || __builtin_add_overflow(body_length, d, &body_length))
+    if (__builtin_mul_overflow(body_length, 10u, &body_length) ||
+        __builtin_add_overflow(body_length, d, &body_length))
       return Oversize::kGarbage;
   }
   if (q == data.size()) return Oversize::kWait;  // the rest of the digits is still to come
