@@ -30,7 +30,7 @@ inline void expect(bool ok) {
 }
 
 void check_view(const MessageView& view, std::string_view text) {
-  expect(view.size() <= MessageView::kMaxFields);
+  expect(view.size() <= view.max_fields());
   for (std::size_t i = 0; i < view.size(); ++i) {
     const Field& f = view.field(i);
     expect(std::size_t{f.value_offset} + f.value_length <= text.size());

@@ -44,6 +44,7 @@
 #define HFT_AVX512_WARNINGS_ON _Pragma("GCC diagnostic pop")
 #endif
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstring>
@@ -406,7 +407,7 @@ struct CleanRun {
 
 // Reads the fields of a clean message: every field "<1-4 digit tag>=<value>^"
 // with no '=' in the value, no length tag, no tag beyond the index, at most
-// kMaxFields fields, the text ending in SOH. At the first field that is not
+// `max_fields` fields, the text ending in SOH. At the first field that is not
 // so, stops with the fields before it (the index is the caller's).
 //
 // The shape is checked per 64-byte block: with v = the prefix parity of the
@@ -414,7 +415,8 @@ struct CleanRun {
 // tag bytes v = 0 exactly when '=' and SOH alternate; so a '=' with v = 0, a
 // SOH with v = 1 or a non-digit tag byte means "not clean". Fields then pair
 // the k-th '=' with the k-th SOH.
-CleanRun clean_fields(const char* p, std::size_t n, Field* fields, const TagTables& tables) noexcept {
+CleanRun clean_fields(const char* p, std::size_t n, Field* fields, std::size_t max_fields,
+                      const TagTables& tables) noexcept {
   std::size_t count = 0;
   std::size_t ts = 0;          // first byte of the next field's tag
   std::size_t pending_eq = 0;  // '=' of a field whose SOH is in a later block
@@ -438,8 +440,7 @@ CleanRun clean_fields(const char* p, std::size_t n, Field* fields, const TagTabl
     if (bad != 0) return CleanRun{count, ts, false};
     in_value = static_cast<std::uint64_t>(static_cast<std::int64_t>(v) >> 63);
     std::uint64_t soh = m.soh, eq = m.eq;
-    if (count + static_cast<std::size_t>(std::popcount(soh)) > MessageView::kMaxFields)
-      return CleanRun{count, ts, false};
+    if (count + static_cast<std::size_t>(std::popcount(soh)) > max_fields) return CleanRun{count, ts, false};
     if (carried != 0) {
       if (soh == 0) continue;  // a value longer than the block
       // A first field running past its block would need the first-field tag.
@@ -497,9 +498,9 @@ void index_fields(Tags tag_of, std::size_t count, std::uint64_t* index, std::uin
 }
 
 // clean_fields() and the index of the fields it read.
-CleanRun clean_fields_indexed(const char* p, std::size_t n, Field* fields, std::uint64_t* index,
-                              std::uint64_t gen, const TagTables& tables) noexcept {
-  const CleanRun run = clean_fields(p, n, fields, tables);
+CleanRun clean_fields_indexed(const char* p, std::size_t n, Field* fields, std::size_t max_fields,
+                              std::uint64_t* index, std::uint64_t gen, const TagTables& tables) noexcept {
+  const CleanRun run = clean_fields(p, n, fields, max_fields, tables);
   index_fields([fields](std::size_t i) noexcept { return static_cast<std::uint32_t>(fields[i].tag); },
                run.count, index, gen);
   return run;
@@ -525,15 +526,19 @@ inline T pinned(T value) noexcept {
 // previous one. Tags are their masked digits times (1000, 100, 10, 1) by two
 // multiply-adds; length tags are found by a perfect hash. The records are
 // interleaved into Field triples. A block completing more than 16 fields
-// (fields under 4 bytes long) hands the text to the scalar clean path.
+// (fields under 4 bytes long) hands the text to the scalar clean path. The
+// tags go through a stack buffer of kVbmi2Fields: past that many fields the
+// general loop reads the rest.
+constexpr std::size_t kVbmi2Fields = 1024;
+
 [[gnu::noinline]] CleanRun clean_fields_vbmi2(const char* p, std::size_t n, Field* fields,
-                                              std::uint64_t* index, std::uint64_t gen,
+                                              std::size_t max_fields, std::uint64_t* index, std::uint64_t gen,
                                               const TagTables& tables) noexcept {
-  constexpr std::size_t kMax = MessageView::kMaxFields;
+  const std::size_t kMax = max_fields < kVbmi2Fields ? max_fields : kVbmi2Fields;
   if (p[n - 1] != kSoh) return CleanRun{0, 0, false};
   // The index loop reads tags back: full-width stores only (a load cannot
   // take its bytes from a masked store still in flight).
-  alignas(64) std::uint32_t tags[kMax + 16];
+  alignas(64) std::uint32_t tags[kVbmi2Fields + 16];
 
   const __m512i iota =
       _mm512_set_epi8(63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42,
@@ -667,7 +672,7 @@ inline T pinned(T value) noexcept {
     r = step(block, _mm512_maskz_loadu_epi8(valid, p + block), valid);
   }
   // Fields under 4 bytes long, or a first field longer than a block.
-  if (r == kScalar) return clean_fields_indexed(p, n, fields, index, gen, tables);
+  if (r == kScalar) return clean_fields_indexed(p, n, fields, max_fields, index, gen, tables);
   index_fields([&tags](std::size_t i) noexcept { return tags[i]; }, count, index, gen);
   // Not clean: the general loop goes on after the last SOH of the blocks done.
   if (r == kNotClean) return CleanRun{count, static_cast<std::size_t>(last_soh + 1u), false};
@@ -700,10 +705,10 @@ struct SlowResult {
 
 [[gnu::noinline]] SlowResult slow_field(const char* p, std::size_t n, std::size_t pos, std::size_t s,
                                         std::size_t eq_at, Field* fields, std::uint64_t* index,
-                                        std::uint64_t gen, std::size_t count, DataState& data,
-                                        const TagTables& tables) noexcept {
+                                        std::uint64_t gen, std::size_t count, std::size_t max_fields,
+                                        DataState& data, const TagTables& tables) noexcept {
   if (eq_at >= s) return {ParseStatus::kMissingDelimiter, s};  // no '=' before the SOH
-  if (count == MessageView::kMaxFields) return {ParseStatus::kTooManyFields, s};
+  if (count == max_fields) return {ParseStatus::kTooManyFields, s};
   const std::size_t v = eq_at + 1;
   std::int32_t tag = 0;
   if (!parse_tag(p + pos, eq_at - pos, tag)) {
@@ -918,7 +923,11 @@ std::string_view to_string(ParseStatus status) noexcept {
   return "unknown";
 }
 
-MessageView::MessageView() noexcept : tables_(&tag_tables()) {}
+MessageView::MessageView(std::size_t max_fields)
+    : tables_(&tag_tables()),
+      max_fields_(std::clamp<std::size_t>(max_fields, 1, kMaxFieldsLimit)),
+      storage_(static_cast<Field*>(::operator new(max_fields_ * sizeof(Field)))),
+      fields_(storage_.get()) {}
 
 ParseStatus MessageView::parse(std::string_view text) noexcept {
   text_ = text;
@@ -934,10 +943,10 @@ ParseStatus MessageView::parse(std::string_view text) noexcept {
 
 #if HFT_PARSE_VBMI2
   const CleanRun run = tables_->length_hash_mul != 0
-                           ? clean_fields_vbmi2(p, n, fields_, index_, generation_, *tables_)
-                           : clean_fields_indexed(p, n, fields_, index_, generation_, *tables_);
+                           ? clean_fields_vbmi2(p, n, fields_, max_fields_, index_, generation_, *tables_)
+                           : clean_fields_indexed(p, n, fields_, max_fields_, index_, generation_, *tables_);
 #else
-  const CleanRun run = clean_fields_indexed(p, n, fields_, index_, generation_, *tables_);
+  const CleanRun run = clean_fields_indexed(p, n, fields_, max_fields_, index_, generation_, *tables_);
 #endif
   if (run.done) [[likely]] {
     count_ = run.count;
@@ -963,6 +972,8 @@ ParseStatus MessageView::parse(std::string_view text) noexcept {
   // empty mask is 64).
   const std::uint64_t gen = generation_;
   const TagTables& tables = *tables_;
+  const std::size_t max_fields = max_fields_;
+  Field* const fields = fields_;
   std::size_t count = start_count;
   DataState data;  // the clean path stops before a length field, never after one
   // The first field always takes the slow path: after it, a fast-path tag
@@ -983,8 +994,8 @@ ParseStatus MessageView::parse(std::string_view text) noexcept {
     }
     if (eq_at >= block) eq_at = block + static_cast<std::size_t>(std::countr_zero(eq));
     if (nd_at >= block) nd_at = block + static_cast<std::size_t>(std::countr_zero(nd));
-    // Near kMaxFields every field is counted by the slow path.
-    const bool careful = count + 64 > kMaxFields;
+    // Near max_fields every field is counted by the slow path.
+    const bool careful = count + 64 > max_fields;
     pending |= careful;
     bool jumped = false;
     while (soh != 0) {
@@ -1002,8 +1013,8 @@ ParseStatus MessageView::parse(std::string_view text) noexcept {
         fast = tables.slow[static_cast<std::size_t>(tag)] == 0;
         if (fast) [[likely]] {
           const std::size_t v = eq_at + 1;
-          fields_[count] = Field{static_cast<std::int32_t>(tag), static_cast<std::uint32_t>(v),
-                                 static_cast<std::uint32_t>(s - v)};
+          fields[count] = Field{static_cast<std::int32_t>(tag), static_cast<std::uint32_t>(v),
+                                static_cast<std::uint32_t>(s - v)};
           std::uint64_t& slot = index_[tag];
           if (static_cast<std::uint32_t>(slot) != gen) slot = gen | (std::uint64_t{count} << 32);
           ++count;
@@ -1011,7 +1022,8 @@ ParseStatus MessageView::parse(std::string_view text) noexcept {
         }
       }
       if (!fast) {
-        const SlowResult r = slow_field(p, n, pos, s, eq_at, fields_, index_, gen, count, data, tables);
+        const SlowResult r =
+            slow_field(p, n, pos, s, eq_at, fields, index_, gen, count, max_fields, data, tables);
         if (r.status != ParseStatus::kOk) [[unlikely]] {
           if (r.status == ParseStatus::kBadTag) ++count;
           status = r.status;

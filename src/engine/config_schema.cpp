@@ -161,9 +161,17 @@ constexpr std::array kSchema = {
             .description = "Accepted and ignored: libhft parses in place and always keeps the wire order.",
             .support = S::kIgnored},
     KeySpec{.name = "MaxMessageSize", .type = T::kSize, .default_value = "64K",
-            .description = "Largest inbound message accepted; a larger BodyLength is garbled and dropped. At "
-                           "most ReceiveBufferSize.",
+            .description = "Largest inbound message read. A larger one, with a BodyLength up to 16 times this, "
+                           "is skipped as it arrives and answered with a Reject (SessionRejectReason 99, Other) "
+                           "naming the limit, its MsgSeqNum consumed; a larger BodyLength is garbage and dropped. "
+                           "At most ReceiveBufferSize.",
             .min = 256, .max = kGiB},
+    KeySpec{.name = "MaxFieldsPerMessage", .type = T::kInt, .default_value = "16384",
+            .description = "Most fields a received message may have; the session's field index is allocated "
+                           "for this many when it is created (12 bytes a field). A message with more is "
+                           "answered with a Reject (SessionRejectReason 99, Other) and its MsgSeqNum is "
+                           "consumed.",
+            .min = 1, .max = 1 << 20},
     KeySpec{.name = "MaxResendBatch", .type = T::kInt, .default_value = "1000",
             .description = "Messages replayed per loop pass when answering a ResendRequest, so a long replay "
                            "does not stall other sessions.",

@@ -139,6 +139,8 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
   std::uint64_t size = 0;
   HFT_GET(size, s.get_size("MaxMessageSize"));
   st.max_message_size = size;
+  HFT_GET(i, s.get_int("MaxFieldsPerMessage"));
+  st.max_fields_per_message = static_cast<std::size_t>(i);
 
   if (s.has("TimestampPrecision")) {
     HFT_GET(i, s.get_int("TimestampPrecision"));

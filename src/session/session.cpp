@@ -56,6 +56,7 @@ std::string_view to_string(DisconnectReason reason) noexcept {
     case DisconnectReason::kLogonRejected: return "logon rejected";
     case DisconnectReason::kUnauthenticated: return "logon credentials refused";
     case DisconnectReason::kSeqNumTooLow: return "MsgSeqNum too low";
+    case DisconnectReason::kMissingMsgSeqNum: return "message without MsgSeqNum";
     case DisconnectReason::kIncorrectBeginString: return "incorrect BeginString";
     case DisconnectReason::kOutsideSchedule: return "outside the session schedule";
     case DisconnectReason::kApplication: return "application request";
@@ -275,11 +276,14 @@ Expected<void> Session::init(Instant now) {
   }
 
   rx_.resize(settings_.max_message_size + 256);
+  oversize_head_.resize(std::min<std::size_t>(settings_.max_message_size, 4096));
   tx_.resize(settings_.max_message_size + 1024);
   gap_fill_.resize(2048);
   queue_ = std::make_unique<Queue>(settings_.queue_capacity_bytes, settings_.queue_capacity_messages);
-  view_ = std::make_unique<MessageView>();
-  replay_view_ = std::make_unique<MessageView>();
+  // Sized once from MaxFieldsPerMessage: a longer message is rejected, never
+  // a reason to grow on the receive path.
+  view_ = std::make_unique<MessageView>(settings_.max_fields_per_message);
+  replay_view_ = std::make_unique<MessageView>(settings_.max_fields_per_message);
 
   // Every outgoing message is claimed at MaxMessageSize: find out now if the
   // store cannot give that much (the claim is abandoned by the next one).
@@ -320,6 +324,7 @@ void Session::on_connected(Instant now) noexcept {
   if (connected_) return;
   connected_ = true;
   rx_len_ = 0;
+  oversize_ = OversizeState{};
   connected_mono_ = now.mono_ns;
   last_received_mono_ = now.mono_ns;
   last_sent_mono_ = now.mono_ns;
@@ -346,10 +351,10 @@ void Session::on_bytes(std::span<const char> bytes, Instant now) noexcept {
   in_input_ = true;
   const bool replaying = replay_.active;  // a replay started by these bytes already sent a batch
   check_schedule();
-  std::size_t pos = 0;
-  if (rx_len_ == 0 && connected_) {
+  std::size_t pos = oversize_.remaining != 0 ? skip_oversize({bytes.data(), bytes.size()}) : 0;
+  if (rx_len_ == 0 && connected_ && pos < bytes.size()) {
     // Common case: frame straight from the caller's buffer, keep only a tail.
-    std::size_t used = 0;
+    std::size_t used = pos;
     consume({bytes.data(), bytes.size()}, used);
     pos = bytes.size();
     const std::size_t rest = bytes.size() - used;
@@ -363,6 +368,10 @@ void Session::on_bytes(std::span<const char> bytes, Instant now) noexcept {
     }
   }
   while (pos < bytes.size() && connected_) {
+    if (oversize_.remaining != 0) {
+      pos += skip_oversize({bytes.data() + pos, bytes.size() - pos});
+      continue;
+    }
     const std::size_t n = std::min(rx_.size() - rx_len_, bytes.size() - pos);
     if (n != 0) std::memcpy(rx_.data() + rx_len_, bytes.data() + pos, n);
     rx_len_ += n;
@@ -371,7 +380,7 @@ void Session::on_bytes(std::span<const char> bytes, Instant now) noexcept {
     consume({rx_.data(), rx_len_}, used);
     if (!connected_) break;
     if (used == 0 && rx_len_ == rx_.size()) {
-      on_garbled({rx_.data(), rx_len_}, codec::FrameError::kBodyLengthTooLarge);
+      on_garbled({rx_.data(), rx_len_}, codec::to_string(codec::FrameError::kBodyLengthTooLarge));
       used = rx_len_;
     }
     std::memmove(rx_.data(), rx_.data() + used, rx_len_ - used);
@@ -387,10 +396,18 @@ void Session::consume(std::string_view data, std::size_t& used) noexcept {
   while (connected_ && used < data.size()) {
     const codec::FrameResult fr = codec::frame(data.substr(used), frame_options_);
     if (fr.status == codec::FrameStatus::kNeedMore) break;
+    if (fr.error == codec::FrameError::kBodyLengthTooLarge) {
+      const Oversize o = begin_oversize(data.substr(used));
+      if (o == Oversize::kWait) break;
+      if (o == Oversize::kStarted) {
+        used += skip_oversize(data.substr(used));
+        continue;
+      }
+    }
     const std::string_view bytes = data.substr(used, fr.size);
     used += fr.size;
     if (fr.status == codec::FrameStatus::kGarbled) {
-      on_garbled(bytes, fr.error);
+      on_garbled(bytes, codec::to_string(fr.error));
     } else {
       ++counters_.messages_received;
       handle_message(bytes, false);
@@ -398,10 +415,78 @@ void Session::consume(std::string_view data, std::size_t& used) noexcept {
   }
 }
 
-void Session::on_garbled(std::string_view bytes, codec::FrameError error) noexcept {
+Session::Oversize Session::begin_oversize(std::string_view data) noexcept {
+  // frame() has checked "8=FIX...^9=" and that the digits exceed the limit.
+  const std::size_t soh = data.find(codec::kSoh);
+  if (soh == std::string_view::npos || soh + 3 > data.size()) return Oversize::kGarbage;
+  std::uint64_t body_length = 0;
+  std::size_t q = soh + 3;
+  for (; q < data.size() && data[q] != codec::kSoh; ++q) {
+    const unsigned d = static_cast<unsigned char>(data[q] - '0');
+    if (d > 9 || q - (soh + 3) >= 20) return Oversize::kGarbage;
+    if (__builtin_mul_overflow(body_length, 10u, &body_length) ||
+        __builtin_add_overflow(body_length, d, &body_length))
+      return Oversize::kGarbage;
+  }
+  if (q == data.size()) return Oversize::kWait;  // the rest of the digits is still to come
+  // Beyond kOversizeFactor x MaxMessageSize a BodyLength is more likely
+  // garbage than a message: framing resynchronises at the next "8=FIX".
+  if (body_length / kOversizeFactor > settings_.max_message_size) return Oversize::kGarbage;
+  oversize_ = OversizeState{};
+  oversize_.size = q + 1 + body_length + 7;  // "10=ddd^" follows the body
+  oversize_.remaining = oversize_.size;
+  return Oversize::kStarted;
+}
+
+std::size_t Session::skip_oversize(std::string_view data) noexcept {
+  OversizeState& o = oversize_;
+  if (o.remaining == 0) return 0;
+  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(o.remaining, data.size()));
+  const std::size_t keep = std::min(n, oversize_head_.size() - o.head_len);
+  if (keep != 0) std::memcpy(oversize_head_.data() + o.head_len, data.data(), keep);
+  o.head_len += keep;
+  for (std::size_t i = 0; i < n; ++i) o.sum += static_cast<unsigned char>(data[i]);
+  if (n >= sizeof(o.tail)) {
+    std::memcpy(o.tail, data.data() + n - sizeof(o.tail), sizeof(o.tail));
+  } else {
+    std::memmove(o.tail, o.tail + n, sizeof(o.tail) - n);
+    std::memcpy(o.tail + sizeof(o.tail) - n, data.data(), n);
+  }
+  o.remaining -= n;
+  if (o.remaining == 0) finish_oversize();
+  return n;
+}
+
+void Session::finish_oversize() noexcept {
+  const OversizeState& o = oversize_;
+  const char* t = o.tail;
+  const auto digit = [](char c) { return static_cast<unsigned char>(c - '0') <= 9; };
+  bool ok = t[0] == codec::kSoh && t[1] == '1' && t[2] == '0' && t[3] == '=' && digit(t[4]) && digit(t[5]) &&
+            digit(t[6]) && t[7] == codec::kSoh;
+  if (ok && frame_options_.verify_checksum) {
+    std::uint32_t trailer = 0;
+    for (int i = 1; i < 8; ++i) trailer += static_cast<unsigned char>(t[i]);
+    const unsigned declared = static_cast<unsigned>((t[4] - '0') * 100 + (t[5] - '0') * 10 + (t[6] - '0'));
+    ok = ((o.sum - trailer) & 0xffu) == declared;
+  }
+  // The header, cut after its last whole field.
+  std::string_view head(oversize_head_.data(), o.head_len);
+  head = head.substr(0, head.rfind(codec::kSoh) + 1);
+  if (!ok) {
+    on_garbled(head, "BodyLength above MaxMessageSize, and no valid CheckSum where it ends");
+    return;
+  }
+  ++counters_.messages_received;
+  char text[128];
+  Line line(text, sizeof(text));
+  line << "Message of " << o.size << " bytes is larger than MaxMessageSize (" << settings_.max_message_size
+       << ')';
+  handle_message(head, false, line.view());
+}
+
+void Session::on_garbled(std::string_view bytes, std::string_view why) noexcept {
   ++counters_.garbled;
-  HFT_SESSION_LOG(LogLevel::kWarn, "Garbled input ignored (" << codec::to_string(error) << ", "
-                                                            << bytes.size() << " bytes)");
+  HFT_SESSION_LOG(LogLevel::kWarn, "Garbled input ignored (" << why << ", " << bytes.size() << " bytes)");
   // QuickFIX: an invalid Logon ends the connection; other garbage is ignored.
   if (bytes.substr(0, 5) == "8=FIX" && detail::peek_msg_type(bytes) == "A") {
     log(LogLevel::kError, "Logon message is not valid");
@@ -409,16 +494,22 @@ void Session::on_garbled(std::string_view bytes, codec::FrameError error) noexce
   }
 }
 
-void Session::handle_message(std::string_view bytes, bool queued) noexcept {
+void Session::handle_message(std::string_view bytes, bool queued, std::string_view refusal) noexcept {
   MessageView& msg = *view_;
   const codec::ParseStatus ps = msg.parse(bytes);
-  if (ps != codec::ParseStatus::kOk && ps != codec::ParseStatus::kBadTag) {
-    on_garbled(bytes, codec::FrameError::kNone);
+  // More fields than MaxFieldsPerMessage: a well-framed message that is
+  // rejected below (its header is among the fields kept), never dropped, or
+  // the peer's resend would be dropped again and the session stall. Anything
+  // else parse() refuses, a tag that is not a number included, is garbled:
+  // ignored without consuming its MsgSeqNum, as QuickFIX does.
+  const bool too_many_fields = ps == codec::ParseStatus::kTooManyFields || !refusal.empty();
+  if (ps != codec::ParseStatus::kOk && !too_many_fields) {
+    on_garbled(bytes, codec::to_string(ps));
     return;
   }
   const std::string_view type = msg.msg_type();
   bool stop = type.empty();
-  if (stop) on_garbled(bytes, codec::FrameError::kNone);
+  if (stop) on_garbled(bytes, "no MsgType");
 
   // QuickFIX checks 49 and 56 are present before anything else.
   if (!stop && (!msg.has(tag::kSenderCompID) || !msg.has(tag::kTargetCompID))) {
@@ -437,6 +528,24 @@ void Session::handle_message(std::string_view bytes, bool queued) noexcept {
       if (!received_logon_) do_disconnect(DisconnectReason::kIncorrectBeginString);
     }
   }
+  if (!stop && msg.get(tag::kMsgSeqNum).empty()) {
+    // A Reject must carry RefSeqNum (45), which such a message cannot give:
+    // the session rules log out instead.
+    stop = true;
+    log(LogLevel::kError, "Received message without MsgSeqNum");
+    generate_logout("Received message without MsgSeqNum");
+    do_disconnect(DisconnectReason::kMissingMsgSeqNum);
+  }
+  if (!stop && too_many_fields) {
+    stop = true;
+    char text[96];
+    Line t(text, sizeof(text));
+    if (refusal.empty()) {
+      t << "Message has more than " << msg.max_fields() << " fields (MaxFieldsPerMessage)";
+      refusal = t.view();
+    }
+    generate_reject(msg, static_cast<int>(RejectReason::kOther), 0, refusal);
+  }
   if (!stop && type == "A" && version_ == codec::FixVersion::kFixT11) {
     const std::string_view v = msg.get(tag::kDefaultApplVerID);
     target_appl_ver_id_len_ = std::min(v.size(), sizeof(target_appl_ver_id_));
@@ -449,7 +558,7 @@ void Session::handle_message(std::string_view bytes, bool queued) noexcept {
       if (!r.ok()) {
         stop = true;
         if (r.failure == codec::ValidationFailure::kGarbled) {
-          on_garbled(bytes, codec::FrameError::kNone);
+          on_garbled(bytes, r.text);
         } else {
           const int ref = r.reason == RejectReason::kInvalidMsgType ? 0 : r.ref_tag;
           generate_reject(msg, static_cast<int>(r.reason), ref);
@@ -457,21 +566,23 @@ void Session::handle_message(std::string_view bytes, bool queued) noexcept {
       }
     } else {
       // Not checked against a dictionary: the header fields the session reads.
-      std::uint64_t seq = 0;
       std::int64_t ts = 0;
-      if (ps == codec::ParseStatus::kBadTag) {
-        generate_reject(msg, static_cast<int>(RejectReason::kInvalidTagNumber), 0);
+      if (!msg.has(tag::kSendingTime)) {
+        generate_reject(msg, static_cast<int>(RejectReason::kRequiredTagMissing), tag::kSendingTime);
         stop = true;
-      } else if (!msg.has(tag::kMsgSeqNum) || !msg.has(tag::kSendingTime)) {
-        generate_reject(msg, static_cast<int>(RejectReason::kRequiredTagMissing),
-                        msg.has(tag::kMsgSeqNum) ? tag::kSendingTime : tag::kMsgSeqNum);
-        stop = true;
-      } else if (!msg.get_uint(tag::kMsgSeqNum, seq) || !msg.get_timestamp(tag::kSendingTime, ts)) {
-        generate_reject(msg, static_cast<int>(RejectReason::kIncorrectDataFormat),
-                        msg.get_uint(tag::kMsgSeqNum, seq) ? tag::kSendingTime : tag::kMsgSeqNum);
+      } else if (!msg.get_timestamp(tag::kSendingTime, ts)) {
+        generate_reject(msg, static_cast<int>(RejectReason::kIncorrectDataFormat), tag::kSendingTime);
         stop = true;
       }
     }
+  }
+  // A MsgSeqNum the dictionary's SEQNUM format lets through but that is no
+  // sequence number ("-1", beyond 2^64 - 1): read as a number it would be
+  // "too low" and end the session.
+  std::uint64_t seq = 0;
+  if (!stop && !msg.get_uint(tag::kMsgSeqNum, seq)) {
+    generate_reject(msg, static_cast<int>(RejectReason::kIncorrectDataFormat), tag::kMsgSeqNum);
+    stop = true;
   }
   if (!stop && connected_) dispatch(msg, type);
   if (store_failure_pending_) [[unlikely]]
@@ -863,7 +974,17 @@ void Session::next_logon(const MessageView& msg) noexcept {
   }
 
   if (!has_hbi || hbi < 0 || hbi > 86400) {
-    log(LogLevel::kError, "Logon HeartBtInt missing or out of range");
+    // Said in a Logout, so that the peer learns why rather than seeing the
+    // connection drop.
+    char text[96];
+    Line t(text, sizeof(text));
+    if (has_hbi) {
+      t << "HeartBtInt (108) " << hbi << " is out of range (0 to 86400 seconds)";
+    } else {
+      t << "HeartBtInt (108) missing or not a number";
+    }
+    log(LogLevel::kError, t.view());
+    generate_logout(t.view());
     do_disconnect(DisconnectReason::kInvalidLogon);
     return;
   }
@@ -948,7 +1069,10 @@ void Session::next_heartbeat(const MessageView& msg) noexcept {
 void Session::next_test_request(const MessageView& msg) noexcept {
   if (!verify(msg, true, true)) return;
   if (!apply_decision(msg, app_.from_admin(*this, msg))) return;
-  generate_heartbeat(msg.get(tag::kTestReqID));
+  // Echoed as received, an empty TestReqID (ValidateFieldsHaveValues=N)
+  // included, as QuickFIX does.
+  const int id = msg.find(tag::kTestReqID);
+  generate_heartbeat(id >= 0 ? msg.value_at(static_cast<std::size_t>(id)) : std::string_view{}, id >= 0);
   incr_target();
 }
 
@@ -1150,10 +1274,14 @@ void Session::generate_logon_reply(const MessageView& logon) noexcept {
   if (finish_admin(b)) sent_logon_ = true;
 }
 
-void Session::generate_heartbeat(std::string_view test_req_id) noexcept {
+void Session::generate_heartbeat(std::string_view test_req_id, bool echo_id) noexcept {
   Build b;
   if (!begin_admin(b, "0", {})) return;
-  if (!test_req_id.empty()) b.w.add(tag::kTestReqID, test_req_id);
+  if (!test_req_id.empty()) {
+    b.w.add(tag::kTestReqID, test_req_id);
+  } else if (echo_id) {
+    b.w.add_raw("112=\x01");  // add() refuses an empty value
+  }
   finish_admin(b);
 }
 
@@ -1602,7 +1730,7 @@ void Session::on_timer(Instant now) noexcept {
       ++test_requests_;
       log(LogLevel::kInfo, "Sent test request TEST");
     } else if (since_sent >= hbi && test_requests_ == 0) {
-      generate_heartbeat({});
+      generate_heartbeat({}, false);
     }
   }();
   continue_replay();
@@ -1671,6 +1799,7 @@ void Session::do_disconnect(DisconnectReason reason) noexcept {
   resend_begin_ = resend_end_ = resend_target_end_ = 0;
   replay_.active = false;
   rx_len_ = 0;
+  oversize_ = OversizeState{};
   app_msg_.open_ = false;
   heart_bt_int_ = settings_.heart_bt_int;
   // A peer refused at its Logon was never the counterparty: its leaving

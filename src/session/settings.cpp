@@ -64,6 +64,10 @@ Expected<void> SessionSettings::check() const {
   if (max_latency <= 0) return Error{"MaxLatency: must be positive"};
   if (max_resend_batch == 0) return Error{"MaxResendBatch: must be at least 1"};
   if (max_message_size < 512) return Error{"MaxMessageSize: at least 512 bytes"};
+  if (max_fields_per_message < 1 || max_fields_per_message > codec::MessageView::kMaxFieldsLimit) {
+    return Error{"MaxFieldsPerMessage: " + std::to_string(max_fields_per_message) + " is not in 1.." +
+                 std::to_string(codec::MessageView::kMaxFieldsLimit)};
+  }
   if (queue_capacity_messages == 0 || queue_capacity_bytes < max_message_size) {
     return Error{"QueueCapacity: must hold at least one message of MaxMessageSize"};
   }

@@ -163,8 +163,9 @@ TEST(ParserCleanPath, matches_the_general_loop_on_odd_field_shapes) {
       soh("0=1|-1=2|007=3|"), soh("8=FIX.4.4|9=5|35=0|10=000"), soh("8=FIX.4.4|95=3|96=a|b|10=000|"),
       soh("95=3|96=a=b|97=x|"), soh("95=x|96=ab|"), soh("35=0|1=a=b|"), soh("35=0||"),
   };
-  // Many short fields: more than 16 per block, more than kMaxFields in all.
-  for (const std::size_t fields : {15u, 16u, 17u, 20u, 1023u, 1024u, 1025u, 1100u}) {
+  // Many short fields: more than 16 per block, up to and beyond the default
+  // capacity.
+  for (const std::size_t fields : {15u, 16u, 17u, 20u, 1023u, 1024u, 1025u, 1100u, 16383u, 16384u, 16385u}) {
     std::string s;
     for (std::size_t i = 0; i < fields; ++i) s += "1=A|";
     texts.push_back(soh(s));
@@ -180,6 +181,16 @@ TEST(ParserCleanPath, matches_the_general_loop_on_odd_field_shapes) {
   for (const std::string& text : texts) {
     expect_same_parse(text, *fast, *general);
     if (testing::Test::HasFatalFailure()) return;
+  }
+  // Views of other capacities: the limit falls inside a block, at a block's
+  // end, beyond the vector path's own buffer.
+  for (const std::size_t capacity : {1u, 17u, 1024u, 1030u, 2000u}) {
+    MessageView small_fast(capacity);
+    MessageView small_general(capacity);
+    for (const std::string& text : texts) {
+      expect_same_parse(text, small_fast, small_general);
+      if (testing::Test::HasFatalFailure()) return;
+    }
   }
 }
 

@@ -278,14 +278,36 @@ TEST_F(ParserTest, tags_beyond_the_index_are_found_by_scanning) {
   EXPECT_EQ(view->find(std::numeric_limits<int>::min()), -1);
 }
 
-TEST_F(ParserTest, refuses_more_than_the_maximum_number_of_fields) {
-  std::string text = "8=FIX.4.4|";
-  for (std::size_t i = 1; i < MessageView::kMaxFields; ++i) text += "58=x|";
-  ASSERT_EQ(parse(soh(text)), ParseStatus::kOk);
-  EXPECT_EQ(view->size(), MessageView::kMaxFields);
+TEST_F(ParserTest, refuses_more_fields_than_the_views_capacity_keeping_those_that_fit) {
+  for (const std::size_t capacity : {std::size_t{3}, std::size_t{1024}, MessageView::kDefaultMaxFields}) {
+    MessageView small(capacity);
+    EXPECT_EQ(small.max_fields(), capacity);
+    std::string text = "8=FIX.4.4|35=0|";
+    for (std::size_t i = 2; i < capacity; ++i) text += "58=x|";
+    const ExactText fits(soh(text));
+    ASSERT_EQ(small.parse(fits.view()), ParseStatus::kOk) << capacity;
+    EXPECT_EQ(small.size(), capacity);
+    text += "10=000|";
+    const ExactText over(soh(text));
+    EXPECT_EQ(small.parse(over.view()), ParseStatus::kTooManyFields) << capacity;
+    EXPECT_EQ(small.size(), capacity);
+    EXPECT_EQ(small.msg_type(), capacity >= 2 ? "0" : "");
+    EXPECT_FALSE(small.has(10));
+  }
+}
+
+TEST_F(ParserTest, a_default_view_holds_thousands_of_fields) {
+  std::string text = "8=FIX.4.4|9=5|35=y|";
+  for (int i = 0; i < 3000; ++i) text += "55=SYM" + std::to_string(i) + "|";
   text += "10=000|";
-  EXPECT_EQ(parse(soh(text)), ParseStatus::kTooManyFields);
-  EXPECT_EQ(view->size(), MessageView::kMaxFields);
+  ASSERT_EQ(parse(soh(text)), ParseStatus::kOk);
+  EXPECT_EQ(view->size(), 3004u);
+  EXPECT_EQ(view->get(10), "000");
+}
+
+TEST(ParserCapacity, is_clamped_to_at_least_one_field_and_at_most_the_limit) {
+  EXPECT_EQ(MessageView(0).max_fields(), 1u);
+  EXPECT_EQ(MessageView(MessageView::kMaxFieldsLimit + 1).max_fields(), MessageView::kMaxFieldsLimit);
 }
 
 TEST_F(ParserTest, typed_getters_fail_on_absent_or_malformed_values) {
@@ -436,7 +458,7 @@ ParseStatus reference_parse(std::string_view t, std::vector<RefField>& out) {
     if (eq == std::string_view::npos || t[eq] != '=') return ParseStatus::kMissingDelimiter;
     const std::size_t s = t.find(kSoh, eq + 1);
     if (s == std::string_view::npos) return ParseStatus::kMissingDelimiter;
-    if (out.size() == MessageView::kMaxFields) return ParseStatus::kTooManyFields;
+    if (out.size() == MessageView::kDefaultMaxFields) return ParseStatus::kTooManyFields;
     std::int64_t tag = 0;
     const std::string_view tag_text = t.substr(pos, eq - pos);
     if (!parse_int(tag_text, tag) || tag > std::numeric_limits<std::int32_t>::max() ||

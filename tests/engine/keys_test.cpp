@@ -489,6 +489,46 @@ TEST(ConfigKeys, logon_time_outside_start_and_end_time_is_an_error_naming_the_li
   EXPECT_NE(nonstop.find("LogoutTime: required with LogonTime"), std::string::npos) << nonstop;
 }
 
+// --- MaxFieldsPerMessage -------------------------------------------------------------
+
+TEST(ConfigKeys, max_fields_per_message_rejects_a_longer_message_and_the_session_goes_on) {
+  NullApp app;
+  auto engine = make(acceptor_config("MaxFieldsPerMessage=40"), app);
+  ASSERT_TRUE(engine);
+  EXPECT_EQ(engine->session(0).settings().max_fields_per_message, 40u);
+  const int fd = connect_to(engine->listen_port());
+  std::string received;
+  bool ended = false;
+  ASSERT_EQ(::send(fd, kLogon.data(), kLogon.size(), MSG_NOSIGNAL), static_cast<ssize_t>(kLogon.size()));
+  ASSERT_TRUE(poll_reading(*engine, fd, received, ended, [&] { return engine->session(0).is_logged_on(); }));
+  std::string many;
+  for (int i = 0; i < 50; ++i) many += "58=x\x01";
+  const std::string big = raw_fix("1", 2, "112=A\x01" + many);
+  const std::string probe = raw_fix("1", 3, "112=B\x01");
+  ASSERT_EQ(::send(fd, big.data(), big.size(), MSG_NOSIGNAL), static_cast<ssize_t>(big.size()));
+  ASSERT_EQ(::send(fd, probe.data(), probe.size(), MSG_NOSIGNAL), static_cast<ssize_t>(probe.size()));
+  EXPECT_TRUE(poll_reading(*engine, fd, received, ended, [&] {
+    return received.find(
+               "\x01"
+               "112=B\x01") != std::string::npos;
+  })) << "the message after the long one is answered";
+  EXPECT_NE(received.find("\x01"
+                          "58=Message has more than 40 fields (MaxFieldsPerMessage)\x01"),
+            std::string::npos);
+  EXPECT_NE(received.find("\x01"
+                          "373=99\x01"),
+            std::string::npos);
+  EXPECT_EQ(engine->session(0).next_target_seq(), 4u);
+  ::close(fd);
+}
+
+TEST(ConfigKeys, max_fields_per_message_out_of_range_is_an_error_naming_the_line) {
+  const std::string error = start_error(acceptor_config("MaxFieldsPerMessage=0"));
+  EXPECT_NE(error.find("test.cfg:4: MaxFieldsPerMessage"), std::string::npos) << error;
+  EXPECT_EQ(setup_of(acceptor_config("")).settings.max_fields_per_message, 16384u)
+      << "the documented default";
+}
+
 // --- SocketCloseTimeoutMs -----------------------------------------------------------
 
 TEST(ConfigKeys, socket_close_timeout_sets_the_reactors_close_deadline) {

@@ -105,8 +105,9 @@ class SessionFixture : public ::testing::Test {
     return st;
   }
 
-  void make(SessionSettings st) {
-    auto s = Session::create(std::move(st), store, app, out, nullptr, at());
+  /// A session over the fixture's store, or over `other` (larger messages).
+  void make(SessionSettings st, store::MessageStore* other = nullptr) {
+    auto s = Session::create(std::move(st), other != nullptr ? *other : store, app, out, nullptr, at());
     ASSERT_TRUE(s.ok()) << s.error().message;
     session = std::move(*s);
   }

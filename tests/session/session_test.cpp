@@ -756,6 +756,203 @@ TEST_F(SessionAcceptorTest, ignores_a_garbled_message_and_processes_the_next) {
   EXPECT_EQ(field(out.pop(), "112"), "y");
 }
 
+TEST_F(SessionAcceptorTest, ignores_a_message_whose_tag_is_not_a_number_without_consuming_its_seq_num) {
+  logon();
+  // BodyLength and CheckSum are right: only the tag is not a number.
+  feed(peer_msg("D", order_body("a") + "11garbled2=GARBLED|", 2));
+  EXPECT_TRUE(out.messages.empty()) << pipes(out.messages.front());
+  EXPECT_EQ(session->counters().garbled, 1u);
+  EXPECT_EQ(session->next_target_seq(), 2u);
+  feed(peer_msg("D", order_body("a"), 2));
+  EXPECT_TRUE(out.messages.empty());
+  EXPECT_EQ(app.events.back(), "app:D:2");
+  EXPECT_TRUE(session->is_logged_on());
+}
+
+TEST_F(SessionAcceptorTest, rejects_a_numeric_tag_out_of_range_as_invalid_tag_number) {
+  logon();
+  for (const std::string t : {"0", "-1"}) {
+    send("0", t + "=x|");
+    const std::string rj = out.pop();
+    EXPECT_EQ(field(rj, "35"), "3") << t;
+    EXPECT_EQ(field(rj, "373"), "0") << t;
+    EXPECT_EQ(field(rj, "371"), t);
+  }
+  EXPECT_EQ(session->next_target_seq(), 4u);
+}
+
+TEST_F(SessionAcceptorTest, rejects_a_msg_seq_num_that_is_not_a_number_as_incorrect_data_format) {
+  logon();
+  for (const std::string seq : {"18446744073709551616", "-1", "100000000000000000000000"}) {
+    feed(wire("8=FIX.4.4|35=1|34=" + seq + "|49=TW|52=" + utc_text(now) + "|56=ISLD|112=x|"));
+    const std::string rj = out.pop();
+    EXPECT_EQ(field(rj, "35"), "3") << seq;
+    EXPECT_EQ(field(rj, "45"), seq);
+    EXPECT_EQ(field(rj, "373"), "6") << seq;
+    EXPECT_EQ(field(rj, "371"), "34") << seq;
+    EXPECT_EQ(field(rj, "58"), "Incorrect data format for value") << seq;
+    EXPECT_TRUE(out.messages.empty());
+    EXPECT_FALSE(out.disconnected);
+  }
+  EXPECT_EQ(session->next_target_seq(), 2u) << "no number was consumed";
+  send("1", "112=y|");
+  EXPECT_EQ(field(out.pop(), "112"), "y");
+  EXPECT_TRUE(session->is_logged_on());
+}
+
+TEST_F(SessionAcceptorTest, logs_out_and_disconnects_on_a_message_without_msg_seq_num) {
+  logon();
+  feed(wire("8=FIX.4.4|35=1|49=TW|52=" + utc_text(now) + "|56=ISLD|112=x|"));
+  const std::string lo = out.pop();
+  EXPECT_EQ(field(lo, "35"), "5");
+  EXPECT_EQ(field(lo, "58"), "Received message without MsgSeqNum");
+  EXPECT_TRUE(out.messages.empty()) << "no Reject: it could not carry RefSeqNum";
+  EXPECT_TRUE(out.disconnected);
+  EXPECT_EQ(out.reason, DisconnectReason::kMissingMsgSeqNum);
+}
+
+TEST_F(SessionAcceptorTest, answers_a_negative_heart_bt_int_with_a_logout_saying_why) {
+  session->on_connected(at());
+  send("A", "98=0|108=-10|");
+  const std::string lo = out.pop();
+  EXPECT_EQ(field(lo, "35"), "5");
+  EXPECT_EQ(field(lo, "58"), "HeartBtInt (108) -10 is out of range (0 to 86400 seconds)");
+  EXPECT_TRUE(out.disconnected);
+  EXPECT_EQ(out.reason, DisconnectReason::kInvalidLogon);
+  EXPECT_FALSE(session->is_logged_on());
+}
+
+TEST_F(SessionFixture, echoes_an_empty_test_req_id_when_empty_values_are_allowed) {
+  SessionSettings st = base_settings();
+  st.validation.check_fields_have_values = false;
+  make(st);
+  logon();
+  send("1", "112=|");
+  const std::string hb = out.pop();
+  EXPECT_EQ(field(hb, "35"), "0");
+  EXPECT_TRUE(has_field(hb, "112")) << pipes(hb);
+  EXPECT_EQ(field(hb, "112"), "");
+  send("1");
+  EXPECT_FALSE(has_field(out.pop(), "112")) << "no TestReqID, none echoed";
+}
+
+// Sessions over a store that takes 64 KiB messages, the default MaxMessageSize.
+class SessionLargeMessageTest : public SessionFixture {
+ protected:
+  store::MemoryStore big_store{store::MemoryStoreConfig{64, 64 * 1024}, kStart};
+  SessionSettings large_settings() {
+    SessionSettings st = base_settings();
+    st.max_message_size = 64 * 1024;
+    st.queue_capacity_bytes = 1 << 20;
+    return st;
+  }
+  std::string many(const std::string& field_text, int n, int first_tag = 0) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s += (first_tag != 0 ? std::to_string(first_tag + i) : "") + field_text;
+    return s;
+  }
+};
+
+TEST_F(SessionLargeMessageTest, rejects_thousands_of_user_defined_fields_and_goes_on) {
+  make(large_settings(), &big_store);
+  logon();
+  send("D", order_body("a") + many("=x|", 1100, 5001));
+  const std::string rj = out.pop();
+  EXPECT_EQ(field(rj, "35"), "3") << "answered, not dropped as garbled";
+  EXPECT_EQ(field(rj, "45"), "2");
+  EXPECT_EQ(field(rj, "58"), "Invalid tag number");
+  EXPECT_EQ(session->counters().garbled, 0u);
+  EXPECT_EQ(session->next_target_seq(), 3u);
+  send("D", order_body("b"));
+  EXPECT_TRUE(out.messages.empty());
+  EXPECT_EQ(app.events.back(), "app:D:3");
+}
+
+TEST_F(SessionLargeMessageTest, rejects_thousands_of_repeats_of_a_tag_and_goes_on) {
+  make(large_settings(), &big_store);
+  logon();
+  send("D", order_body("a") + many("58=x|", 3000));
+  const std::string rj = out.pop();
+  EXPECT_EQ(field(rj, "58"), "Tag appears more than once");
+  EXPECT_EQ(field(rj, "371"), "58");
+  EXPECT_EQ(session->next_target_seq(), 3u);
+  send("D", order_body("b"));
+  EXPECT_EQ(app.events.back(), "app:D:3");
+}
+
+TEST_F(SessionLargeMessageTest, delivers_a_message_of_thousands_of_fields_the_dictionary_allows) {
+  SessionSettings st = large_settings();
+  st.validation.check_user_defined_fields = false;
+  st.validation.allow_unknown_message_fields = true;
+  make(st, &big_store);
+  logon();
+  send("D", order_body("a") + many("=x|", 5000, 5001));
+  EXPECT_TRUE(out.messages.empty());
+  EXPECT_EQ(app.events.back(), "app:D:2");
+}
+
+TEST_F(SessionLargeMessageTest, rejects_more_fields_than_max_fields_per_message_and_consumes_the_number) {
+  SessionSettings st = large_settings();
+  st.max_fields_per_message = 100;
+  make(st, &big_store);
+  logon();
+  send("D", order_body("a") + many("58=x|", 200));
+  const std::string rj = out.pop();
+  EXPECT_EQ(field(rj, "35"), "3");
+  EXPECT_EQ(field(rj, "45"), "2");
+  EXPECT_EQ(field(rj, "373"), "99");
+  EXPECT_EQ(field(rj, "372"), "D");
+  EXPECT_EQ(field(rj, "58"), "Message has more than 100 fields (MaxFieldsPerMessage)");
+  EXPECT_EQ(session->next_target_seq(), 3u);
+  // Every such message is answered the same way: the session never stalls on one.
+  send("D", order_body("a") + many("58=x|", 200), "43=Y|122=" + utc_text(now) + "|");
+  EXPECT_EQ(field(out.pop(), "373"), "99");
+  send("D", order_body("b"));
+  EXPECT_EQ(app.events.back(), "app:D:4");
+  EXPECT_TRUE(session->is_logged_on());
+}
+
+TEST_F(SessionAcceptorTest, rejects_a_message_larger_than_max_message_size_and_goes_on) {
+  logon();
+  const std::string big = peer_msg("D", order_body("a") + "58=" + std::string(10000, 'x') + "|", 2);
+  for (std::size_t at = 0; at < big.size(); at += 1000) feed(big.substr(at, 1000));
+  std::string rj = out.pop();
+  EXPECT_EQ(field(rj, "35"), "3") << "answered, not dropped";
+  EXPECT_EQ(field(rj, "45"), "2");
+  EXPECT_EQ(field(rj, "373"), "99");
+  EXPECT_EQ(field(rj, "58"),
+            "Message of " + std::to_string(big.size()) + " bytes is larger than MaxMessageSize (4096)");
+  EXPECT_EQ(session->next_target_seq(), 3u);
+  // In one read, with the next message behind it.
+  const std::string again = peer_msg("D", order_body("b") + "58=" + std::string(10000, 'y') + "|", 3);
+  feed(again + peer_msg("1", "112=after|", 4));
+  rj = out.pop();
+  EXPECT_EQ(field(rj, "45"), "3");
+  EXPECT_EQ(field(out.pop(), "112"), "after");
+  EXPECT_EQ(session->next_target_seq(), 5u);
+  EXPECT_EQ(session->counters().garbled, 0u);
+}
+
+TEST_F(SessionAcceptorTest, drops_a_message_larger_than_max_message_size_whose_checksum_is_wrong) {
+  logon();
+  std::string big = peer_msg("D", order_body("a") + "58=" + std::string(10000, 'x') + "|", 2);
+  big[big.size() - 2] = big[big.size() - 2] == '0' ? '1' : '0';
+  feed(big);
+  EXPECT_TRUE(out.messages.empty());
+  EXPECT_EQ(session->counters().garbled, 1u);
+  EXPECT_EQ(session->next_target_seq(), 2u);
+  send("1", "112=y|");
+  EXPECT_EQ(field(out.pop(), "112"), "y");
+}
+
+TEST_F(SessionFixture, max_fields_per_message_out_of_range_is_refused_naming_the_key) {
+  SessionSettings st = base_settings();
+  st.max_fields_per_message = 0;
+  auto s = Session::create(std::move(st), store, app, out, nullptr, at());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("MaxFieldsPerMessage"), std::string::npos) << s.error().message;
+}
+
 TEST_F(SessionAcceptorTest, disconnects_on_a_garbled_logon) {
   session->on_connected(at());
   std::string bad = peer_msg("A", "98=0|108=30|", 1);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "hft/codec/types.hpp"
@@ -85,7 +86,8 @@ struct Field {
 /// Why parse() refused a framed message.
 enum class ParseStatus : std::int8_t {
   kOk = 0,
-  kTooManyFields = -1,    ///< more than MessageView::kMaxFields
+  kTooManyFields = -1,    ///< more than MessageView::max_fields() (or text over 4 GiB): the
+                          ///< first max_fields() fields are kept (size(), find())
   kMissingDelimiter = -2, ///< a field without '=' or the text not ending in SOH
   kBadTag = -3,           ///< a tag that is not a number (empty, non-digits, above
                           ///< INT32_MAX): parsing stops there; that field is kept as the
@@ -108,15 +110,26 @@ struct ParseAccess;  // tests: the general field loop alone, to compare with par
 /// A parsed view of one message. Holds no copy of the text: the text must
 /// outlive the view. Reuse one MessageView for every message: parse() resets
 /// the tag index in O(1) with a generation counter.
+///
+/// The field records are allocated once, at construction, for `max_fields`
+/// fields (12 bytes each; the pages are only touched by messages that long),
+/// and never grown: a message with more fields is kTooManyFields.
 class MessageView {
  public:
-  static constexpr std::size_t kMaxFields = 1024;
+  /// Capacity of a view built without one: the default of the session
+  /// setting MaxFieldsPerMessage. A SecurityList or a MarketDataSnapshot
+  /// carries thousands of fields; 16384 fields hold any message of the
+  /// default MaxMessageSize (64 KiB) whose fields average 4 bytes or more.
+  static constexpr std::size_t kDefaultMaxFields = 16384;
+  /// Capacities allowed: [1, kMaxFieldsLimit].
+  static constexpr std::size_t kMaxFieldsLimit = std::size_t{1} << 20;
   /// Tags below this are indexed: find() is O(1). Larger tags are searched.
   static constexpr int kIndexedTags = 2048;
 
-  /// Not for the hot path (the first one builds the parser's tag tables);
-  /// construct views up front and reuse them.
-  MessageView() noexcept;
+  /// Allocates room for `max_fields` fields (clamped to [1, kMaxFieldsLimit]).
+  /// Not for the hot path (it allocates, and the first one builds the
+  /// parser's tag tables); construct views up front and reuse them.
+  explicit MessageView(std::size_t max_fields = kDefaultMaxFields);
   MessageView(const MessageView&) = delete;
   MessageView& operator=(const MessageView&) = delete;
 
@@ -129,11 +142,14 @@ class MessageView {
   /// tag) are read by the declared length, so they may contain SOH and '='.
   /// Nothing about the order or presence of 8/9/35/10 is checked here.
   /// On failure the fields read so far remain visible (size(), find()).
-  /// Returns kOk, kEmpty, kTooManyFields (also for text over 4 GiB),
-  /// kMissingDelimiter, kBadTag or kBadDataLength (the length value is not
-  /// an unsigned number, or the data does not end with SOH inside `text`).
+  /// Returns kOk, kEmpty, kTooManyFields (more than max_fields() fields, or
+  /// text over 4 GiB), kMissingDelimiter, kBadTag or kBadDataLength (the
+  /// length value is not an unsigned number, or the data does not end with
+  /// SOH inside `text`).
   [[nodiscard]] ParseStatus parse(std::string_view text) noexcept;
 
+  /// Most fields a message may have (the capacity given at construction).
+  [[nodiscard]] std::size_t max_fields() const noexcept { return max_fields_; }
   [[nodiscard]] std::string_view text() const noexcept { return text_; }
   [[nodiscard]] std::size_t size() const noexcept { return count_; }
   [[nodiscard]] const Field& field(std::size_t i) const noexcept { return fields_[i]; }
@@ -187,7 +203,15 @@ class MessageView {
   // parse() bumps generation_ (clearing the index when it wraps).
   std::uint32_t generation_ = 1;
   const detail::TagTables* tables_;
-  Field fields_[kMaxFields];
+  std::size_t max_fields_;
+  // Raw storage (operator new, not new[]): Field has default member
+  // initialisers, and value-initialising a large capacity would commit its
+  // pages for every view, used or not.
+  struct FreeFields {
+    void operator()(Field* p) const noexcept { ::operator delete(p); }
+  };
+  std::unique_ptr<Field, FreeFields> storage_;
+  Field* fields_;
   std::uint64_t index_[kIndexedTags] = {};
 };
 

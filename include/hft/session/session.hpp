@@ -70,6 +70,7 @@ enum class DisconnectReason : std::uint8_t {
   kUnauthenticated,   ///< the first Logon's credentials (Username/Password, or the
                       ///< application's on_logon_request) were refused: nothing changed
   kSeqNumTooLow,      ///< MsgSeqNum lower than expected without PossDupFlag
+  kMissingMsgSeqNum,  ///< a message without MsgSeqNum (34): Logout sent, then disconnect
   kIncorrectBeginString,  ///< wrong BeginString before logon
   kOutsideSchedule,   ///< the session's schedule closed, or the logon came outside it
   kApplication,       ///< Decision::disconnect() or Session::disconnect()
@@ -290,8 +291,20 @@ class Session {
 
   // Inbound
   void consume(std::string_view data, std::size_t& used) noexcept;
-  void on_garbled(std::string_view bytes, codec::FrameError error) noexcept;
-  void handle_message(std::string_view bytes, bool queued) noexcept;
+  void on_garbled(std::string_view bytes, std::string_view why) noexcept;
+  /// `refusal`: the message cannot be read whole (larger than
+  /// MaxMessageSize): `bytes` is its header, answered with a Reject saying so.
+  void handle_message(std::string_view bytes, bool queued, std::string_view refusal = {}) noexcept;
+  // A message whose BodyLength is above MaxMessageSize (up to kOversizeFactor
+  // times it) is skipped as it arrives, never buffered, its header and
+  // trailer kept, and answered with a Reject once it has all come: dropping
+  // it would make its resend be dropped too and the session stall.
+  enum class Oversize : std::uint8_t { kStarted, kWait, kGarbage };
+  static constexpr std::uint64_t kOversizeFactor = 16;
+  [[nodiscard]] Oversize begin_oversize(std::string_view data) noexcept;
+  /// Consumes the bytes of the message being skipped; returns how many.
+  std::size_t skip_oversize(std::string_view data) noexcept;
+  void finish_oversize() noexcept;
   void dispatch(const codec::MessageView& msg, std::string_view msg_type) noexcept;
   bool verify(const codec::MessageView& msg, bool check_too_high, bool check_too_low) noexcept;
   bool valid_logon_state(std::string_view msg_type) const noexcept;
@@ -327,7 +340,8 @@ class Session {
   [[nodiscard]] bool credentials_match(const codec::MessageView& msg) const noexcept;
   void refuse_logon(std::string_view text) noexcept;
   void generate_logon_reply(const codec::MessageView& logon) noexcept;
-  void generate_heartbeat(std::string_view test_req_id) noexcept;
+  /// A Heartbeat; with `echo_id`, TestReqID (112) = `test_req_id`, even empty.
+  void generate_heartbeat(std::string_view test_req_id, bool echo_id) noexcept;
   void generate_test_request(std::string_view id) noexcept;
   void generate_resend_request(std::uint64_t begin, std::uint64_t end) noexcept;
   void generate_sequence_reset(std::uint64_t seq, std::uint64_t new_seq) noexcept;
@@ -418,6 +432,15 @@ class Session {
   // Buffers, allocated once.
   std::vector<char> rx_;       // partial message carried between on_bytes calls
   std::size_t rx_len_ = 0;
+  struct OversizeState {
+    std::uint64_t size = 0;       // the whole message, trailer included
+    std::uint64_t remaining = 0;  // bytes still to come (0: none being skipped)
+    std::uint32_t sum = 0;        // byte sum of what came
+    std::size_t head_len = 0;     // bytes kept in oversize_head_
+    char tail[8] = {};            // the last bytes that came: "^10=ddd^" at the end
+  };
+  OversizeState oversize_;
+  std::vector<char> oversize_head_;  // the first bytes of that message (its header)
   std::vector<char> tx_;        // resends (not stored)
   std::vector<char> gap_fill_;  // gap fills (not stored), built while a resend waits in tx_
   std::unique_ptr<Queue> queue_;

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "hft/codec/dictionary.hpp"
+#include "hft/codec/parser.hpp"
 #include "hft/codec/types.hpp"
 #include "hft/codec/validator.hpp"
 #include "hft/core/expected.hpp"
@@ -88,6 +89,12 @@ struct SessionSettings {
   /// MaxMessageSize: largest message received (larger ones are garbled) and
   /// the size of every claim from the store (which must allow claims this large).
   std::size_t max_message_size = 64 * 1024;
+  /// MaxFieldsPerMessage: fields a received message may have. The session's
+  /// field index is allocated for this many at Session::create (12 bytes a
+  /// field, touched only by messages that long). A message with more is
+  /// answered with a Reject (SessionRejectReason 99 Other) and its MsgSeqNum
+  /// is consumed. 1 .. codec::MessageView::kMaxFieldsLimit.
+  std::size_t max_fields_per_message = codec::MessageView::kDefaultMaxFields;
   std::size_t queue_capacity_bytes = 1 << 20;  ///< messages held while a gap is being filled
   std::size_t queue_capacity_messages = 4096;
 
