@@ -45,7 +45,7 @@ CPP_KEYWORDS = {
     "wchar_t", "while", "xor", "xor_eq",
     # members and names the generated classes use themselves
     "add", "writer", "view", "header", "begin", "end", "next", "declared", "count_valid", "entries",
-    "status", "size",
+    "status", "size", "range",
 }
 
 # FIX type -> kind of C++ value.
@@ -275,37 +275,37 @@ class Generator:
     def emit_setters(self, cls, items, skip):
         """Setters for the fields of `items` not in `skip` (constructor
         arguments), a method per component and per group."""
-        for kind, obj, req in items:
+        names = accessor_names(items)
+        for (kind, obj, req), name in zip(items, names):
             if kind == "field":
                 if obj.name in skip:
                     continue
-                self.w("  %s& %s(%s v) noexcept {" % (cls, snake(obj.name), self.value_type(obj)))
+                self.w("  %s& %s(%s v) noexcept {" % (cls, name, self.value_type(obj)))
                 self.w("    " + self.write_call(obj, "v"))
                 self.w("    return *this;")
                 self.w("  }")
             elif kind == "comp":
                 self.w("  /// The %s component's fields (written where they are set)." % obj["xml"])
                 self.w("  [[nodiscard]] %sWriter %s() noexcept { return %sWriter(*w_, *ts_); }"
-                       % (obj["name"], snake(obj["xml"]), obj["name"]))
+                       % (obj["name"], name, obj["name"]))
             else:
                 g = obj
                 self.w("  /// Writes %s=count; add exactly `count` entries to the result." % g["count"].name)
-                self.w("  [[nodiscard]] %sGroupWriter %s(std::uint64_t count) noexcept {"
-                       % (g["name"], snake(g["count"].name)))
+                self.w("  [[nodiscard]] %sGroupWriter %s(std::uint64_t count) noexcept {" % (g["name"], name))
                 self.w("    return %sGroupWriter(*w_, *ts_, count);" % g["name"])
                 self.w("  }")
 
     def emit_getters(self, items):
-        for kind, obj, req in items:
+        for (kind, obj, req), name in zip(items, accessor_names(items)):
             if kind == "field":
                 self.w("  [[nodiscard]] messages::Value<%s> %s() const noexcept { return %s; }"
-                       % (self.value_type(obj), snake(obj.name), self.read_call(obj)))
+                       % (self.value_type(obj), name, self.read_call(obj)))
             elif kind == "comp":
                 self.w("  [[nodiscard]] %sReader %s() const noexcept { return %sReader(r_); }"
-                       % (obj["name"], snake(obj["xml"]), obj["name"]))
+                       % (obj["name"], name, obj["name"]))
             else:
                 g = obj
-                self.w("  [[nodiscard]] %sGroupReader %s() const noexcept {" % (g["name"], snake(g["count"].name)))
+                self.w("  [[nodiscard]] %sGroupReader %s() const noexcept {" % (g["name"], name))
                 self.w("    return %sGroupReader(r_, tag::k%s);" % (g["name"], g["count"].name))
                 self.w("  }")
 
@@ -566,6 +566,23 @@ class Generator:
         text = "\n".join(self.out) + "\n"
         # Qualified in full: the namespace is the user's, not necessarily in hft.
         return re.sub(r"(?<![\w:])(messages|codec)::", r"::hft::\1::", text)
+
+
+def accessor_names(items):
+    """The method name of each item; a component or group whose name a field
+    of the same class already has gets a suffix."""
+    taken = {snake(o.name) for k, o, _ in items if k == "field"}
+    out = []
+    for kind, obj, _ in items:
+        if kind == "field":
+            out.append(snake(obj.name))
+            continue
+        name = snake(obj["xml"] if kind == "comp" else obj["count"].name)
+        if name in taken:
+            name = name.rstrip("_") + ("_component" if kind == "comp" else "_group")
+        taken.add(name)
+        out.append(name)
+    return out
 
 
 def member_fn(rec):
