@@ -38,9 +38,9 @@ namespace hft::codec {
 /// Statuses of the encoder. Negative values are failures.
 enum class EncodeStatus : std::int8_t {
   kOk = 0,
-  kBufferTooSmall = -1,   ///< the caller's buffer cannot hold the message
-  kInvalidArgument = -2,  ///< e.g. an empty MsgType or value, a tag <= 0, an
-                          ///< uninitialised HeaderTemplate, add_* before start
+  kBufferTooSmall = -1,  ///< the caller's buffer cannot hold the message
+  kInvalidArgument = -2, ///< e.g. an empty MsgType or value, a tag <= 0, an
+                         ///< uninitialised HeaderTemplate, add_* before start
 };
 
 namespace detail {
@@ -87,9 +87,7 @@ inline constexpr std::uint64_t kPow10[20] = {1ULL,
   return t + (v >= kPow10[t] ? 1U : 0U);
 }
 
-inline void put2(char* p, unsigned v) noexcept {
-  std::memcpy(p, kDigitPairs.text + 2 * v, 2);
-}
+inline void put2(char* p, unsigned v) noexcept { std::memcpy(p, kDigitPairs.text + 2 * v, 2); }
 
 /// Writes the digits of `v` so that the last one is at end[-1].
 inline void write_digits_backward(char* end, std::uint64_t v) noexcept {
@@ -270,8 +268,7 @@ class TimestampFormatter {
     const std::uint64_t ns = epoch_ns < 0 ? 0 : static_cast<std::uint64_t>(epoch_ns);
     const std::uint64_t second = ns / 1'000'000'000U;
     const auto frac = static_cast<std::uint32_t>(ns - second * 1'000'000'000U);
-    if (static_cast<std::int64_t>(second) != cached_second_) [[unlikely]]
-      refresh(second);
+    if (static_cast<std::int64_t>(second) != cached_second_) [[unlikely]] refresh(second);
     std::memcpy(out, cached_text_, 16);
     if (!detail::kLittleEndian || p != TimePrecision::kMillis) out[16] = cached_text_[16];
     switch (p) {
@@ -328,11 +325,11 @@ class TimestampFormatter {
 
 /// Header fields that vary per message besides 34 and 52.
 struct HeaderExtras {
-  bool poss_dup = false;               ///< 43=Y
-  bool poss_resend = false;            ///< 97=Y
-  std::string_view orig_sending_time;  ///< 122, pre-formatted text; empty = absent
-  std::string_view more;               ///< further header fields, pre-encoded "t=v^...",
-                                       ///< appended after the last standard header field
+  bool poss_dup = false;                  ///< 43=Y
+  bool poss_resend = false;               ///< 97=Y
+  std::string_view orig_sending_time;     ///< 122, pre-formatted text; empty = absent
+  std::string_view more;                  ///< further header fields, pre-encoded "t=v^...",
+                                          ///< appended after the last standard header field
 };
 
 /// Precomputed per-session header: BeginString, SenderCompID, TargetCompID
@@ -361,7 +358,9 @@ class HeaderTemplate {
   /// True after a successful init().
   [[nodiscard]] bool valid() const noexcept { return begin_string_len_ != 0; }
 
-  [[nodiscard]] std::string_view begin_string() const noexcept { return {begin_string_, begin_string_len_}; }
+  [[nodiscard]] std::string_view begin_string() const noexcept {
+    return {begin_string_, begin_string_len_};
+  }
 
   /// All precomputed header fields in wire order ("49=..^50=..^56=..^"),
   /// without the per-message ones.
@@ -419,11 +418,12 @@ class MessageWriter {
   /// empty `msg_type`, or extras.more not empty and not ending with SOH;
   /// kBufferTooSmall if the header does not fit.
   void start(const HeaderTemplate& header, std::string_view msg_type, std::uint64_t seq_num,
-             std::int64_t sending_time_ns, TimePrecision precision, TimestampFormatter& formatter,
-             const HeaderExtras& extras) noexcept;
+             std::int64_t sending_time_ns, TimePrecision precision,
+             TimestampFormatter& formatter, const HeaderExtras& extras) noexcept;
   /// The same without extras (the common case, without the extras' checks).
   void start(const HeaderTemplate& header, std::string_view msg_type, std::uint64_t seq_num,
-             std::int64_t sending_time_ns, TimePrecision precision, TimestampFormatter& formatter) noexcept;
+             std::int64_t sending_time_ns, TimePrecision precision,
+             TimestampFormatter& formatter) noexcept;
 
   /// Begins a message with nothing past 8/9: the caller adds 35 and every
   /// other field (tools, tests, replay of stored bodies). `begin_string` is
