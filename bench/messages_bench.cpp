@@ -83,7 +83,10 @@ inline void add_parties(MessageWriter& w) noexcept {
 inline MessageWriter::Result hand_order(Encoder& e, std::uint64_t seq, std::int64_t now) noexcept {
   MessageWriter w(e.buffer);
   w.start(e.header, "D", seq, now, TimePrecision::kMillis, e.formatter);
-  w.add_uint(tag::kClOrdID, seq - 1);
+  // ClOrdID is a STRING: the typed writer takes its text, so it is formatted
+  // here too (encode_bench's add_uint skips that copy).
+  char id[24];
+  w.add(tag::kClOrdID, {id, format_uint(id, seq - 1)});
   w.add_char(tag::kSide, '1');
   w.add_timestamp(tag::kTransactTime, now, TimePrecision::kMillis, e.formatter);
   w.add_char(tag::kOrdType, '2');
