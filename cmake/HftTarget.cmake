@@ -1,4 +1,7 @@
-# Common flags for every libhft target.
+# Common flags of the project's own build: every layer, test, benchmark and
+# program links hft_options. It is linked as $<BUILD_INTERFACE:...>, so the
+# installed targets carry none of it (STYLE.md rule 17): a consumer of
+# find_package(libhft) chooses its own optimisation, warnings and -march.
 add_library(hft_options INTERFACE)
 target_compile_options(hft_options INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
 if(HFT_WERROR)
@@ -17,7 +20,6 @@ if(HFT_SANITIZE)
   target_compile_options(hft_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   target_link_options(hft_options INTERFACE -fsanitize=address,undefined)
 endif()
-install(TARGETS hft_options EXPORT libhftTargets)
 
 # hft_add_layer(NAME <layer> SOURCES ... DEPS ...)
 # One static library per layer, aliased hft::<layer>, public headers from include/.
@@ -31,7 +33,14 @@ function(hft_add_layer)
   target_include_directories(hft_${L_NAME}
     PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
     PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  target_link_libraries(hft_${L_NAME} PUBLIC hft_options ${L_DEPS} PRIVATE ${L_PRIVATE_DEPS})
+  target_link_libraries(hft_${L_NAME} PUBLIC $<BUILD_INTERFACE:hft_options> ${L_DEPS} PRIVATE ${L_PRIVATE_DEPS})
+  target_compile_features(hft_${L_NAME} PUBLIC cxx_std_20)
+  if(HFT_SANITIZE)
+    # An archive compiled with the sanitizers cannot link without their
+    # runtimes: that (a link dependency, no compile flag) is all an installed
+    # sanitized build hands its consumer.
+    target_link_options(hft_${L_NAME} INTERFACE $<INSTALL_INTERFACE:-fsanitize=address,undefined>)
+  endif()
   if(L_WIRE AND HFT_NO_EXCEPTIONS)
     target_compile_options(hft_${L_NAME} PRIVATE -fno-exceptions)
   endif()

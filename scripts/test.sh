@@ -25,7 +25,7 @@ cmake --build build/noexc -j "$jobs" --target hft_codec $( [ -d src/store ] && e
 
 if [ -d fuzz ] && [ -f fuzz/CMakeLists.txt ]; then
   cmake -S . -B build/fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHFT_FUZZ=ON \
-    -DHFT_BUILD_TESTS=OFF -DHFT_BUILD_BENCH=OFF -DHFT_BUILD_APPS=OFF -DHFT_QUICKFIX=OFF
+    -DHFT_BUILD_TESTS=OFF -DHFT_BUILD_BENCH=OFF -DHFT_BUILD_APPS=OFF -DHFT_BUILD_EXAMPLES=OFF -DHFT_QUICKFIX=OFF
   cmake --build build/fuzz -j "$jobs"
   for f in build/fuzz/fuzz/fuzz_*; do
     [ -x "$f" ] || continue

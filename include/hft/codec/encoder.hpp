@@ -526,6 +526,12 @@ class MessageWriter {
   /// Status so far (kOk until something did not fit or was invalid).
   [[nodiscard]] EncodeStatus status() const noexcept { return status_; }
 
+  /// Marks the message being written as invalid: later add_* are no-ops and
+  /// finish() reports kInvalidArgument (unless an earlier failure is
+  /// reported). For callers that check more than one field can, such as the
+  /// typed writers' group counts (hft/messages/support.hpp).
+  void invalidate() noexcept { fail(EncodeStatus::kInvalidArgument); }
+
  private:
   /// "2147483647=": the longest tag text.
   static constexpr std::size_t kMaxTagText = 11;
