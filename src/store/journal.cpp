@@ -49,9 +49,7 @@ constexpr std::int64_t kRewarmSliceNs = 100'000;  // re-warm time per duty cycle
 constexpr std::int64_t kSpareRetryNs = 100'000'000;
 constexpr std::int64_t kRetentionPeriodNs = 200'000'000;
 
-std::string errno_text(int err) {
-  return std::strerror(err);
-}
+std::string errno_text(int err) { return std::strerror(err); }
 
 std::string hex_text(std::uint64_t v) {
   char buf[24];

@@ -156,8 +156,9 @@ Expected<std::unique_ptr<JournalStore>> JournalStore::open(const JournalStoreCon
                            std::to_string(ob.last_seq()) +
                            " (the file was not updated after it, e.g. a crash)");
   }
-  if (!missing && ob.last_seq() + 1 < sender && !rec.outbound.repairs.empty()) {
-    // The file knew of messages the repaired journal no longer holds.
+  if (!missing && ob.last_seq() + 1 < sender) {
+    // The file knew of messages the journal no longer holds (a repair, or
+    // a segment file removed or emptied while the engine was stopped).
     const std::string line = "outbound journal ends at seq " + std::to_string(ob.last_seq()) + " but " +
                              path + " says next sender seq " + std::to_string(sender) + ": seqs " +
                              std::to_string(ob.last_seq() + 1) + ".." + std::to_string(sender - 1) + " (" +

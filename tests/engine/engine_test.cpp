@@ -18,6 +18,7 @@
 
 #include "common/configs.hpp"
 #include "common/venue_app.hpp"
+#include "engine/loopback.hpp"
 #include "hft/core/clock.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/fix_text.hpp"
@@ -28,17 +29,7 @@ using hft::engine::Config;
 using hft::engine::Engine;
 namespace tag = hft::codec::tag;
 
-class Client final : public hft::session::Application {
- public:
-  void on_logon(hft::session::Session&) noexcept override { logged_on = true; }
-  void on_logout(hft::session::Session&) noexcept override { logged_on = false; }
-  hft::session::Decision from_app(hft::session::Session&, const hft::codec::MessageView& m) noexcept override {
-    if (m.msg_type() == "8") ++reports;
-    return hft::session::Decision::accept();
-  }
-  bool logged_on = false;
-  std::uint64_t reports = 0;
-};
+using Client = hft::engine::test::ReportClient;
 
 std::unique_ptr<Engine> make(const std::string& text, hft::session::Application& app) {
   auto config = Config::parse(text, "test.cfg");
@@ -49,16 +40,7 @@ std::unique_ptr<Engine> make(const std::string& text, hft::session::Application&
   return engine ? std::move(*engine) : nullptr;
 }
 
-template <typename Pred>
-bool poll_until(Engine& a, Engine& b, Pred done, std::int64_t timeout_ns = 20'000'000'000) {
-  const auto start = hft::core::monotonic_ns();
-  while (!done()) {
-    if (hft::core::monotonic_ns() - start > timeout_ns) return false;
-    a.poll();
-    b.poll();
-  }
-  return true;
-}
+using hft::engine::test::poll_until;
 
 struct Pair {
   hft::apps::VenueApplication venue_app;

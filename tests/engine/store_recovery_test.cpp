@@ -11,6 +11,7 @@
 
 #include "common/configs.hpp"
 #include "common/venue_app.hpp"
+#include "engine/loopback.hpp"
 #include "hft/core/clock.hpp"
 #include "hft/engine/engine.hpp"
 #include "hft/store/format.hpp"
@@ -24,18 +25,8 @@ using hft::engine::Engine;
 namespace fs = std::filesystem;
 namespace tag = hft::codec::tag;
 
-class Client final : public hft::session::Application {
- public:
-  void on_logon(hft::session::Session&) noexcept override { logged_on = true; }
-  void on_logout(hft::session::Session&) noexcept override { logged_on = false; }
-  hft::session::Decision from_app(hft::session::Session&,
-                                  const hft::codec::MessageView& m) noexcept override {
-    if (m.msg_type() == "8") ++reports;
-    return hft::session::Decision::accept();
-  }
-  bool logged_on = false;
-  std::uint64_t reports = 0;
-};
+using Client = hft::engine::test::ReportClient;
+using hft::engine::test::poll_until;
 
 /// Keeps every line (the engine logs on the thread that polls it).
 class Captured final : public hft::session::Logger {
@@ -58,17 +49,6 @@ hft::Expected<std::unique_ptr<Engine>> start(const hft::apps::SimpleSession& s,
   auto config = Config::parse(hft::apps::simple_config(s), "test.cfg");
   if (!config) return config.error();
   return Engine::create(*config, app, log);
-}
-
-template <typename Pred>
-bool poll_until(Engine& a, Engine& b, Pred done) {
-  const auto start = hft::core::monotonic_ns();
-  while (!done()) {
-    if (hft::core::monotonic_ns() - start > 20'000'000'000) return false;
-    a.poll();
-    b.poll();
-  }
-  return true;
 }
 
 /// One run of the venue and the client, each on its own store.

@@ -383,5 +383,17 @@ TEST(JournalStore, a_corrupt_seqnum_file_fails_open_naming_it) {
   EXPECT_NE(s.error().message.find(dir.sub("seqnums.dat")), std::string::npos) << s.error().message;
 }
 
+TEST(JournalStore, an_outbound_journal_emptied_while_stopped_is_reported_not_taken_for_a_new_one) {
+  TempDir dir;
+  fill_store(dir.path());
+  // The only segment truncated to nothing: the journal alone looks new.
+  test::write_file(dir.sub("outbound/00000001.seg"), {});
+  auto s = JournalStore::open(store_config(dir.path()));
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ((*s)->next_sender_seq(), 11u);
+  EXPECT_TRUE(has_line((*s)->recovery().warnings, "seqs 1..10 (10 messages) are lost"))
+      << ::testing::PrintToString((*s)->recovery().warnings);
+}
+
 }  // namespace
 }  // namespace hft::store
