@@ -482,7 +482,18 @@ class Loader {
     if (!load_fields(d, node(fields))) return false;
     if (components >= 0 && !index_components(node(components))) return false;
     if (header >= 0 && !expand(d, node(header), d.header_, true)) return false;
-    if (trailer >= 0 && !expand(d, node(trailer), d.trailer_, true)) return false;
+    std::vector<int> trailer_lines;
+    if (trailer >= 0 && !expand(d, node(trailer), d.trailer_, true, &trailer_lines)) return false;
+    // A field is the header's or the trailer's, never both: a message has one
+    // place for it, and validation could not tell which requirement it meets.
+    for (std::size_t i = 0; i < d.trailer_.members.size(); ++i) {
+      const int tag = d.trailer_.members[i].tag;
+      for (const auto& m : d.header_.members) {
+        if (m.tag == tag)
+          return fail(trailer_lines[i], "field " + name_of_tag(tag) + " (" + std::to_string(tag) +
+                                            ") is in both <header> and <trailer>");
+      }
+    }
     if (!load_messages(d, node(messages))) return false;
     finalize(d);
     return true;
@@ -609,19 +620,23 @@ class Loader {
 
   // Appends the fields of `parent`'s children to `set`, expanding components
   // in place. `required_context` is false inside an optional component.
-  bool expand(Dictionary& d, const XmlNode& parent, FieldSet& set, bool required_context) {
+  // `lines`, if given, gets the XML line of each member added to `set`.
+  bool expand(Dictionary& d, const XmlNode& parent, FieldSet& set, bool required_context,
+              std::vector<int>* lines = nullptr) {
     for (int c : parent.children) {
       const XmlNode& n = node(c);
       if (n.name == "field") {
         int tag = 0;
         if (!lookup_field(n, tag)) return false;
         set.members.push_back({tag, required_context && is_required(n), -1});
+        if (lines != nullptr) lines->push_back(n.line);
       } else if (n.name == "group") {
         int tag = 0;
         if (!lookup_field(n, tag)) return false;
         int index = -1;
         if (!build_group(d, c, tag, index)) return false;
         set.members.push_back({tag, required_context && is_required(n), index});
+        if (lines != nullptr) lines->push_back(n.line);
       } else if (n.name == "component") {
         const std::string* name = n.attr("name");
         if (name == nullptr) return missing(n, "name");
@@ -633,7 +648,7 @@ class Loader {
           return fail(n.line, "component cycle: " + cycle + *name);
         }
         active_.push_back(*name);
-        const bool ok = expand(d, node(it->second), set, required_context && is_required(n));
+        const bool ok = expand(d, node(it->second), set, required_context && is_required(n), lines);
         active_.pop_back();
         if (!ok) return false;
       }
@@ -656,6 +671,13 @@ class Loader {
     d.groups_.push_back(std::move(g));
     group_of_node_.emplace(group_node, index);
     return true;
+  }
+
+  std::string name_of_tag(int tag) const {
+    for (const auto& [name, t] : tag_of_name_) {
+      if (t == tag) return name;
+    }
+    return std::to_string(tag);
   }
 
   static constexpr int kMaxTag = 999999;

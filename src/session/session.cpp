@@ -577,10 +577,10 @@ void Session::handle_message(std::string_view bytes, bool queued, std::string_vi
     }
   }
   // A MsgSeqNum the dictionary's SEQNUM format lets through but that is no
-  // sequence number ("-1", beyond 2^64 - 1): read as a number it would be
+  // sequence number ("-1", beyond kMaxSeqNum): read as a number it would be
   // "too low" and end the session.
   std::uint64_t seq = 0;
-  if (!stop && !msg.get_uint(tag::kMsgSeqNum, seq)) {
+  if (!stop && !read_seq_num(msg, tag::kMsgSeqNum, seq)) {
     generate_reject(msg, static_cast<int>(RejectReason::kIncorrectDataFormat), tag::kMsgSeqNum);
     stop = true;
   }
@@ -752,6 +752,10 @@ void Session::do_target_too_low(const MessageView& msg, std::uint64_t seq) noexc
     }
   }
   HFT_SESSION_LOG(LogLevel::kDebug, "Duplicate message " << seq << " ignored");
+}
+
+bool Session::read_seq_num(const MessageView& msg, int tag, std::uint64_t& out) noexcept {
+  return msg.get_uint(tag, out) && out <= kMaxSeqNum;
 }
 
 void Session::incr_target() noexcept { store_.set_next_target_seq(store_.next_target_seq() + 1); }
@@ -1108,7 +1112,14 @@ void Session::next_sequence_reset(const MessageView& msg) noexcept {
   if (!verify(msg, gap_fill, gap_fill)) return;
   if (!apply_decision(msg, app_.from_admin(*this, msg))) return;
   std::uint64_t new_seq = 0;
-  if (!msg.get_uint(tag::kNewSeqNo, new_seq)) return;
+  if (!read_seq_num(msg, tag::kNewSeqNo, new_seq)) {
+    // Not a number, or beyond kMaxSeqNum: nothing changes (QuickFIX's
+    // answer to a NewSeqNo its integer type cannot hold).
+    generate_reject(msg, static_cast<int>(msg.has(tag::kNewSeqNo) ? RejectReason::kIncorrectDataFormat
+                                                                    : RejectReason::kRequiredTagMissing),
+                    tag::kNewSeqNo);
+    return;
+  }
   const std::uint64_t expected = store_.next_target_seq();
   HFT_SESSION_LOG(LogLevel::kInfo, "Received SequenceReset FROM: " << expected << " TO: " << new_seq);
   if (new_seq > expected) {
@@ -1124,8 +1135,15 @@ void Session::next_resend_request(const MessageView& msg) noexcept {
   if (!apply_decision(msg, app_.from_admin(*this, msg))) return;
   ++counters_.resend_requests_received;
   std::uint64_t begin = 0, end = 0;
-  (void)msg.get_uint(tag::kBeginSeqNo, begin);
-  (void)msg.get_uint(tag::kEndSeqNo, end);
+  for (const int t : {tag::kBeginSeqNo, tag::kEndSeqNo}) {
+    if (!read_seq_num(msg, t, t == tag::kBeginSeqNo ? begin : end)) {
+      // Not answered with a replay; the message itself is in sequence.
+      generate_reject(msg, static_cast<int>(msg.has(t) ? RejectReason::kIncorrectDataFormat
+                                                       : RejectReason::kRequiredTagMissing),
+                      t);
+      return;
+    }
+  }
   HFT_SESSION_LOG(LogLevel::kInfo, "Received ResendRequest FROM: " << begin << " TO: " << end);
   const std::uint64_t next_sender = store_.next_sender_seq();
   if ((version_ >= codec::FixVersion::kFix42 && end == 0) ||

@@ -313,6 +313,12 @@ TEST(Dictionary, inline_errors_name_the_given_source_name) {
                 "<field number='1' name='A' type='STRING'><value description='x'/></field></fields></fix>"),
             "inline.xml:3: <value> is missing attribute 'enum'");
   EXPECT_EQ(load_string_error(""), "inline.xml:1: malformed XML: no element found");
+  // A field that is both a header and a trailer field (fuzz finding
+  // dictionary-58734ba8): refused where the trailer lists it.
+  EXPECT_EQ(load_string_error("<fix major='4' minor='4'><header><field name='CheckSum' required='N'/></header>\n"
+                              "<trailer>\n<field name='CheckSum' required='Y'/></trailer><messages/>\n"
+                              "<fields><field number='10' name='CheckSum' type='STRING'/></fields></fix>"),
+            "inline.xml:3: field CheckSum (10) is in both <header> and <trailer>");
 }
 
 // The built-in dictionary of each version carries the same header, trailer

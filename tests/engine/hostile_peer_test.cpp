@@ -1,6 +1,11 @@
 // An engine acceptor under hostile peers, with a good client logged on for
 // the whole run: after each attack the good client's TestRequest must still
-// be answered, and the attack must get its protocol answer.
+// be answered, and the attack must get its protocol answer. The attacks run
+// in three rounds; the heap the process holds must not grow from the end of
+// the first round to the end of the third (bounded memory, whatever the
+// peers send).
+//
+// Run alone: ctest -R engine_hostile_peer_test (or the executable itself).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -20,6 +25,7 @@
 #include "hft/core/clock.hpp"
 #include "hft/engine/engine.hpp"
 #include "peer_support.hpp"
+#include "support/alloc_counter.hpp"
 
 namespace {
 
@@ -76,6 +82,33 @@ Outcome read_until_closed(int fd, int wait_ms = 3000) {
   return o;
 }
 
+// What a logged-on connection has received, read as it comes.
+class Reader {
+ public:
+  explicit Reader(int fd) : fd_(fd) {}
+
+  // True once "tag=value" arrives (within 2 s); the inbox keeps what came.
+  bool wait_for(const std::string& field) {
+    const auto end = hft::core::monotonic_ns() + 2'000'000'000;
+    char buf[4096];
+    while (hft::core::monotonic_ns() < end) {
+      if (has_field(inbox_, field)) return true;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 10) <= 0) continue;
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
+      if (n <= 0) return false;
+      inbox_.append(buf, static_cast<std::size_t>(n));
+    }
+    return false;
+  }
+  const std::string& inbox() const { return inbox_; }
+  void clear() { inbox_.clear(); }
+
+ private:
+  int fd_;
+  std::string inbox_;
+};
+
 // The well-behaved counterparty: logged on for the whole test.
 class GoodClient {
  public:
@@ -97,33 +130,22 @@ class GoodClient {
 
  private:
   bool wait_for(const std::string& field) {
-    const auto end = hft::core::monotonic_ns() + 2'000'000'000;
-    char buf[4096];
-    while (hft::core::monotonic_ns() < end) {
-      if (has_field(inbox_, field)) {
-        inbox_.clear();
-        return true;
-      }
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 10) <= 0) continue;
-      const ssize_t n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
-      if (n <= 0) return false;
-      inbox_.append(buf, static_cast<std::size_t>(n));
-    }
-    return false;
+    const bool found = reader_.wait_for(field);
+    reader_.clear();
+    return found;
   }
 
   int fd_;
   int next_seq_ = 2;
-  std::string inbox_;
+  Reader reader_{fd_};
 };
 
 std::string config() {
   std::string text =
       "[DEFAULT]\nNonStopSession=Y\nUseDataDictionary=N\nConnectionType=acceptor\nBeginString=FIX.4.4\n"
       "SenderCompID=VENUE\nSocketAcceptPort=0\nMaxPreLogonBytes=4096\nSendBufferSize=64K\n"
-      "SocketSendBufferSize=64K\n";
-  for (const char* target : {"CLIENT", "LATE", "DEAF"})
+      "SocketSendBufferSize=64K\nLogonTimeout=1\n";
+  for (const char* target : {"CLIENT", "LATE", "DEAF", "ODD", "MUTE"})
     text += std::string("\n[SESSION]\nTargetCompID=") + target + "\n";
   return text;
 }
@@ -141,111 +163,169 @@ TEST(HostilePeers, the_engine_answers_each_attack_per_the_protocol_and_the_good_
   GoodClient good(port);
   ASSERT_TRUE(good.logon());
   std::mt19937 random(42);
+  std::int64_t heap_after_first_round = 0;
+  for (int round = 1; round <= 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
 
-  {  // Garbage flood: closed, never answered.
-    const int fd = connect_to(port);
-    std::string garbage(64 * 1024, '\0');
-    for (char& c : garbage) c = static_cast<char>(random());
-    send_all(fd, garbage);
-    const Outcome o = read_until_closed(fd);
-    EXPECT_TRUE(o.closed);
-    EXPECT_TRUE(o.received.empty());
-    ::close(fd);
-  }
-  EXPECT_TRUE(good.still_answered("after-garbage"));
-
-  {  // An oversized first message: closed at MaxPreLogonBytes.
-    const int fd = connect_to(port);
-    send_all(fd,
-             "8=FIX.4.4\x01"
-             "9=10000000\x01"
-             "35=A\x01" +
-                 std::string(16 * 1024, 'A'));
-    const Outcome o = read_until_closed(fd);
-    EXPECT_TRUE(o.closed);
-    EXPECT_TRUE(o.received.empty());
-    ::close(fd);
-  }
-  EXPECT_TRUE(good.still_answered("after-oversized"));
-
-  {  // Unknown CompIDs: closed without an answer.
-    const int fd = connect_to(port);
-    send_all(fd, logon_of("STRANGER"));
-    const Outcome o = read_until_closed(fd);
-    EXPECT_TRUE(o.closed);
-    EXPECT_TRUE(o.received.empty());
-    ::close(fd);
-  }
-  EXPECT_TRUE(good.still_answered("after-unknown"));
-
-  {  // Application data before Logon on a configured session: disconnected.
-    const int fd = connect_to(port);
-    send_all(fd, fix("D", 1, "LATE",
-                     "11=1\x01"
-                     "21=1\x01"
-                     "55=X\x01"
-                     "54=1\x01"
-                     "60=" +
-                         utc_now() +
-                         "\x01"
-                         "40=1\x01"));
-    const Outcome o = read_until_closed(fd);
-    EXPECT_TRUE(o.closed);
-    EXPECT_TRUE(o.received.empty());
-    ::close(fd);
-  }
-  EXPECT_TRUE(good.still_answered("after-data-before-logon"));
-
-  {  // A second Logon for the good client's session: refused, the session stays.
-    const int fd = connect_to(port);
-    send_all(fd, logon_of("CLIENT"));
-    const Outcome o = read_until_closed(fd);
-    EXPECT_TRUE(o.closed);
-    EXPECT_FALSE(has_field(o.received, "35=A"));
-    ::close(fd);
-  }
-  EXPECT_TRUE(good.still_answered("after-second-logon"));
-
-  // Connect/close storm.
-  for (int i = 0; i < 300; ++i) {
-    const int fd = connect_to(port);
-    if (fd >= 0) ::close(fd);
-  }
-  EXPECT_TRUE(good.still_answered("after-storm"));
-
-  {  // A peer that logs on and never reads: the engine drops it, not the others.
-    const int fd = connect_to(port);
-    const int small = 4096;
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-    send_all(fd, logon_of("DEAF"));
-    std::string burst;
-    const std::string id(400, 'x');
-    for (int seq = 2; seq < 2000; ++seq) burst += fix("1", seq, "DEAF", "112=" + id + "\x01");
-    send_all(fd, burst);
-    EXPECT_TRUE(good.still_answered("while-deaf"));
-    // The engine drops it: once it has closed its side, our sends fail
-    // (without us ever reading).
-    bool dropped = false;
-    const auto end = hft::core::monotonic_ns() + 10'000'000'000;
-    for (int seq = 2000; !dropped && hft::core::monotonic_ns() < end; ++seq) {
-      const std::string more = fix("1", seq, "DEAF", "112=more\x01");
-      if (::send(fd, more.data(), more.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
-          (errno == EPIPE || errno == ECONNRESET)) {
-        dropped = true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    {  // Garbage flood: closed, never answered.
+      const int fd = connect_to(port);
+      std::string garbage(64 * 1024, '\0');
+      for (char& c : garbage) c = static_cast<char>(random());
+      send_all(fd, garbage);
+      const Outcome o = read_until_closed(fd);
+      EXPECT_TRUE(o.closed);
+      EXPECT_TRUE(o.received.empty());
+      ::close(fd);
     }
-    EXPECT_TRUE(dropped) << "the peer that never reads is still connected";
-    ::close(fd);
+    EXPECT_TRUE(good.still_answered("after-garbage"));
+
+    {  // An oversized first message: closed at MaxPreLogonBytes.
+      const int fd = connect_to(port);
+      send_all(fd,
+               "8=FIX.4.4\x01"
+               "9=10000000\x01"
+               "35=A\x01" +
+                   std::string(16 * 1024, 'A'));
+      const Outcome o = read_until_closed(fd);
+      EXPECT_TRUE(o.closed);
+      EXPECT_TRUE(o.received.empty());
+      ::close(fd);
+    }
+    EXPECT_TRUE(good.still_answered("after-oversized"));
+
+    {  // Unknown CompIDs: closed without an answer.
+      const int fd = connect_to(port);
+      send_all(fd, logon_of("STRANGER"));
+      const Outcome o = read_until_closed(fd);
+      EXPECT_TRUE(o.closed);
+      EXPECT_TRUE(o.received.empty());
+      ::close(fd);
+    }
+    EXPECT_TRUE(good.still_answered("after-unknown"));
+
+    {  // Application data before Logon on a configured session: disconnected.
+      const int fd = connect_to(port);
+      send_all(fd, fix("D", 1, "LATE",
+                       "11=1\x01"
+                       "21=1\x01"
+                       "55=X\x01"
+                       "54=1\x01"
+                       "60=" +
+                           utc_now() +
+                           "\x01"
+                           "40=1\x01"));
+      const Outcome o = read_until_closed(fd);
+      EXPECT_TRUE(o.closed);
+      EXPECT_TRUE(o.received.empty());
+      ::close(fd);
+    }
+    EXPECT_TRUE(good.still_answered("after-data-before-logon"));
+
+    {  // A second Logon for the good client's session: refused, the session stays.
+      const int fd = connect_to(port);
+      send_all(fd, logon_of("CLIENT"));
+      const Outcome o = read_until_closed(fd);
+      EXPECT_TRUE(o.closed);
+      EXPECT_FALSE(has_field(o.received, "35=A"));
+      ::close(fd);
+    }
+    EXPECT_TRUE(good.still_answered("after-second-logon"));
+
+    // Connect/close storm.
+    for (int i = 0; i < 300; ++i) {
+      const int fd = connect_to(port);
+      if (fd >= 0) ::close(fd);
+    }
+    EXPECT_TRUE(good.still_answered("after-storm"));
+
+    {  // A peer that logs on and never reads: the engine drops it, not the others.
+      const int fd = connect_to(port);
+      const int small = 4096;
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+      send_all(fd, fix("A", 1, "DEAF", "98=0\x01" "108=30\x01" "141=Y\x01"));
+      std::string burst;
+      const std::string id(400, 'x');
+      for (int seq = 2; seq < 2000; ++seq) burst += fix("1", seq, "DEAF", "112=" + id + "\x01");
+      send_all(fd, burst);
+      EXPECT_TRUE(good.still_answered("while-deaf"));
+      // The engine drops it: once it has closed its side, our sends fail
+      // (without us ever reading).
+      bool dropped = false;
+      const auto end = hft::core::monotonic_ns() + 10'000'000'000;
+      for (int seq = 2000; !dropped && hft::core::monotonic_ns() < end; ++seq) {
+        const std::string more = fix("1", seq, "DEAF", "112=more\x01");
+        if (::send(fd, more.data(), more.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+            (errno == EPIPE || errno == ECONNRESET)) {
+          dropped = true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      EXPECT_TRUE(dropped) << "the peer that never reads is still connected";
+      ::close(fd);
+    }
+    EXPECT_TRUE(good.still_answered("after-deaf"));
+
+
+    {  // Idle and half-Logon connections: closed at LogonTimeout (1 s), unanswered.
+      const int idle = connect_to(port);
+      const int half = connect_to(port);
+      send_all(half, "8=FIX.4.4\x01" "9=");
+      const Outcome a = read_until_closed(idle, 4000);
+      const Outcome b = read_until_closed(half, 4000);
+      EXPECT_TRUE(a.closed && b.closed);
+      EXPECT_TRUE(a.received.empty() && b.received.empty());
+      ::close(idle);
+      ::close(half);
+    }
+    EXPECT_TRUE(good.still_answered("after-idle-" + std::to_string(round)));
+
+    {  // Absurd ResendRequest ranges and a SequenceReset to 2^63 from a logged-on peer.
+      const int fd = connect_to(port);
+      send_all(fd, fix("A", 1, "ODD", "98=0\x01" "108=30\x01" "141=Y\x01"));
+      Reader odd(fd);
+      ASSERT_TRUE(odd.wait_for("35=A"));
+      // Far beyond what was sent: cut at our last message (a gap fill over the Logon).
+      send_all(fd, fix("2", 2, "ODD", "7=1\x01" "16=1000000000000\x01"));
+      EXPECT_TRUE(odd.wait_for("123=Y"));
+      // Beyond the largest sequence number: Reject, incorrect data format.
+      send_all(fd, fix("2", 3, "ODD", "7=9223372036854775808\x01" "16=0\x01"));
+      EXPECT_TRUE(odd.wait_for("373=6"));
+      EXPECT_TRUE(has_field(odd.inbox(), "371=7"));
+      send_all(fd, fix("4", 4, "ODD", "36=9223372036854775808\x01"));
+      EXPECT_TRUE(odd.wait_for("371=36"));
+      EXPECT_TRUE(has_field(odd.inbox(), "373=6"));
+      // The numbers did not move: a SequenceReset-Reset consumes no number
+      // (its MsgSeqNum is ignored), so 4 is next, in sequence and answered.
+      send_all(fd, fix("1", 4, "ODD", "112=odd\x01"));
+      EXPECT_TRUE(odd.wait_for("112=odd"));
+      ::close(fd);
+    }
+    EXPECT_TRUE(good.still_answered("after-absurd-" + std::to_string(round)));
+
+    {  // Half-open: logged on, then silent without closing (HeartBtInt 1 s):
+       // a TestRequest, then the engine drops it.
+      const int fd = connect_to(port);
+      send_all(fd, fix("A", 1, "MUTE", "98=0\x01" "108=1\x01" "141=Y\x01"));
+      const Outcome o = read_until_closed(fd, 6000);
+      EXPECT_TRUE(has_field(o.received, "35=A"));
+      EXPECT_TRUE(has_field(o.received, "35=1")) << "no TestRequest before the drop";
+      EXPECT_TRUE(o.closed) << "the silent peer is still connected";
+      ::close(fd);
+    }
+    EXPECT_TRUE(good.still_answered("after-half-open-" + std::to_string(round)));
+    if (round == 1) heap_after_first_round = hft::test::live_heap_bytes();
   }
-  EXPECT_TRUE(good.still_answered("after-deaf"));
+  const std::int64_t growth = hft::test::live_heap_bytes() - heap_after_first_round;
+  std::printf("heap held: %+lld bytes from the end of round 1 to the end of round 3\n",
+              static_cast<long long>(growth));
+  EXPECT_LT(growth, 256 * 1024) << "the heap grows with the attacks";
 
   engine.request_stop();
   loop.join();
   const auto& stats = engine.stats();
   EXPECT_GE(stats.garbled_first_message + stats.pre_logon_bytes_exceeded, 2u);
-  EXPECT_EQ(stats.unknown_session_refused, 1u);
-  EXPECT_EQ(stats.duplicate_refused, 1u);
+  EXPECT_EQ(stats.unknown_session_refused, 3u);
+  EXPECT_EQ(stats.duplicate_refused, 3u);
   EXPECT_GE(stats.send_overflows, 1u) << "the peer that never reads was not dropped";
 }
 

@@ -783,7 +783,8 @@ TEST_F(SessionAcceptorTest, rejects_a_numeric_tag_out_of_range_as_invalid_tag_nu
 
 TEST_F(SessionAcceptorTest, rejects_a_msg_seq_num_that_is_not_a_number_as_incorrect_data_format) {
   logon();
-  for (const std::string seq : {"18446744073709551616", "-1", "100000000000000000000000"}) {
+  for (const std::string seq :
+       {"18446744073709551616", "9223372036854775808", "-1", "100000000000000000000000"}) {
     feed(wire("8=FIX.4.4|35=1|34=" + seq + "|49=TW|52=" + utc_text(now) + "|56=ISLD|112=x|"));
     const std::string rj = out.pop();
     EXPECT_EQ(field(rj, "35"), "3") << seq;
@@ -798,6 +799,54 @@ TEST_F(SessionAcceptorTest, rejects_a_msg_seq_num_that_is_not_a_number_as_incorr
   send("1", "112=y|");
   EXPECT_EQ(field(out.pop(), "112"), "y");
   EXPECT_TRUE(session->is_logged_on());
+}
+
+TEST_F(SessionAcceptorTest, rejects_a_sequence_reset_beyond_the_largest_seq_num_and_keeps_its_numbers) {
+  logon();
+  // 2^63 and 2^64 - 1: a number that large would wrap when incremented.
+  for (const std::string to : {"9223372036854775808", "18446744073709551615", "x"}) {
+    const std::uint64_t expected = session->next_target_seq();
+    feed(peer_msg("4", "36=" + to + "|", expected, "123=N|"));
+    const std::string rj = out.pop();
+    EXPECT_EQ(field(rj, "35"), "3") << to;
+    EXPECT_EQ(field(rj, "373"), "6") << to;
+    EXPECT_EQ(field(rj, "371"), "36") << to;
+    EXPECT_EQ(session->next_target_seq(), expected) << "a SequenceReset-Reset that failed changes nothing";
+    EXPECT_FALSE(out.disconnected);
+  }
+  // The largest number itself is taken.
+  feed(peer_msg("4", "36=9223372036854775807|", session->next_target_seq(), "123=N|"));
+  EXPECT_TRUE(out.messages.empty());
+  EXPECT_EQ(session->next_target_seq(), kMaxSeqNum);
+  EXPECT_TRUE(session->is_logged_on());
+}
+
+TEST_F(SessionAcceptorTest, answers_absurd_resend_request_ranges_without_a_replay_storm) {
+  logon();                                       // our 1: Logon
+  ASSERT_EQ(send_order("o2"), SendStatus::kOk);  // our 2
+  out.messages.clear();
+  // A range far beyond what was sent is cut at the last message sent.
+  send("2", "7=1|16=1000000000000|");
+  ASSERT_EQ(out.messages.size(), 2u);
+  EXPECT_EQ(field(out.pop(), "35"), "4");  // gap fill over the Logon
+  EXPECT_EQ(field(out.pop(), "11"), "o2");
+  // Beyond the largest sequence number, or not a number: a Reject, no replay.
+  for (const std::string range :
+       {"7=9223372036854775808|16=0|", "7=1|16=18446744073709551616|", "7=-5|16=0|"}) {
+    send("2", range);
+    ASSERT_EQ(out.messages.size(), 1u) << range;
+    const std::string rj = out.pop();
+    EXPECT_EQ(field(rj, "35"), "3") << range;
+    EXPECT_EQ(field(rj, "373"), "6") << range;
+    EXPECT_EQ(field(rj, "371"), range[0] == '7' && range.find("7=1|") == 0 ? "16" : "7") << range;
+  }
+  // A begin above the end, or above everything sent: nothing to resend.
+  send("2", "7=50|16=10|");
+  send("2", "7=9223372036854775807|16=0|");
+  EXPECT_TRUE(out.messages.empty());
+  EXPECT_EQ(session->next_target_seq(), static_cast<std::uint64_t>(peer_seq)) << "every request consumed its number";
+  send("1", "112=still|");
+  EXPECT_EQ(field(out.pop(), "112"), "still");
 }
 
 TEST_F(SessionAcceptorTest, logs_out_and_disconnects_on_a_message_without_msg_seq_num) {

@@ -1,6 +1,7 @@
 // Counts heap allocations made by the calling thread, for the tests that
 // prove a hot path allocates nothing. Linking hft_test_support replaces the
-// global operator new/delete with counting versions.
+// global operator new/delete with counting versions, which also keep a
+// process-wide count of the heap bytes held.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,10 @@ namespace hft::test {
 
 /// Allocations (operator new / malloc-family via new) made by this thread so far.
 [[nodiscard]] std::uint64_t thread_allocations() noexcept;
+
+/// Bytes allocated through operator new and not yet deleted, by every thread
+/// (malloc_usable_size of each block): what a process holds on its heap.
+[[nodiscard]] std::int64_t live_heap_bytes() noexcept;
 
 /// Counts the allocations made by this thread between construction and count().
 class AllocationScope {

@@ -58,6 +58,13 @@ struct Instant {
   [[nodiscard]] static constexpr Instant from_utc(std::int64_t ns) noexcept { return {ns, ns}; }
 };
 
+/// The largest sequence number a session takes (MsgSeqNum, NewSeqNo,
+/// BeginSeqNo, EndSeqNo): a signed 64-bit integer's maximum, as engines that
+/// hold sequence numbers signed can represent. A larger value is answered as
+/// an incorrect data format (Reject, SessionRejectReason 6), so that a peer
+/// can never move a number to where incrementing it would wrap.
+inline constexpr std::uint64_t kMaxSeqNum = 0x7fff'ffff'ffff'ffffULL;
+
 /// Why the session asks for the connection to be closed.
 enum class DisconnectReason : std::uint8_t {
   kLogoutComplete,    ///< Logout sent and received
@@ -324,6 +331,9 @@ class Session {
   [[nodiscard]] bool is_good_time(const codec::MessageView& msg) const noexcept;
   [[nodiscard]] bool is_correct_comp_id(const codec::MessageView& msg) const noexcept;
   void incr_target() noexcept;
+  // A sequence-number field as a number in 0..kMaxSeqNum (false: absent, not
+  // a number, or larger).
+  [[nodiscard]] static bool read_seq_num(const codec::MessageView& msg, int tag, std::uint64_t& out) noexcept;
   /// Dictionary validation of an inbound message: session messages of FIXT
   /// against the transport dictionary, the rest against the session's
   /// (combined) dictionary; a header tag another FIX version defines and this
