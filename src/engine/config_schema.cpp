@@ -117,6 +117,9 @@ constexpr std::array kSchema = {
     KeySpec{.name = "ResendRequestChunkSize", .type = T::kInt, .default_value = "0",
             .description = "Ask for at most this many messages per ResendRequest; 0: the whole gap at once.",
             .min = 0, .max = 1'000'000},
+    KeySpec{.name = "EnableLastMsgSeqNumProcessed", .type = T::kBool, .default_value = "N",
+            .description = "Put LastMsgSeqNumProcessed (369), the last MsgSeqNum received in sequence, on every "
+                           "message sent (resends keep the original's)."},
     KeySpec{.name = "SendNextExpectedMsgSeqNum", .type = T::kBool, .default_value = "N",
             .description = "Send NextExpectedMsgSeqNum (tag 789) in Logon and recover gaps from it (FIX.4.4+)."},
     KeySpec{.name = "CheckCompID", .type = T::kBool, .default_value = "Y",
@@ -149,6 +152,14 @@ constexpr std::array kSchema = {
             .qualified = true},
     KeySpec{.name = "ValidateLengthAndChecksum", .type = T::kBool, .default_value = "Y",
             .description = "Drop messages whose BodyLength or CheckSum is wrong."},
+    KeySpec{.name = "ValidateChecksum", .type = T::kBool, .default_value = "Y",
+            .description = "QuickFIX/J's key: N accepts a wrong CheckSum (the 10=ddd shape is still required); "
+                           "either this key or ValidateLengthAndChecksum at N turns the check off."},
+    KeySpec{.name = "RejectGarbledMessage", .type = T::kBool, .default_value = "N",
+            .description = "QuickFIX/J's key: a framed but garbled message (wrong CheckSum, a tag like 49foo=, "
+                           "no MsgType, a bad group count) that is next in sequence gets a Reject \"Message failed "
+                           "basic validity check\" (Text, RefSeqNum, RefMsgType; no 373) and its number is "
+                           "consumed, instead of being ignored. A garbled Logon still disconnects."},
     KeySpec{.name = "ValidateFieldsOutOfOrder", .type = T::kBool, .default_value = "Y",
             .description = "Reject header/body/trailer fields out of place."},
     KeySpec{.name = "ValidateFieldsHaveValues", .type = T::kBool, .default_value = "Y",

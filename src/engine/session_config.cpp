@@ -132,6 +132,9 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
   HFT_GET(d, s.get_duration("MaxLatency"));
   st.max_latency = static_cast<std::int32_t>(std::chrono::duration_cast<std::chrono::seconds>(d).count());
   HFT_GET(st.validate_length_and_checksum, s.get_bool("ValidateLengthAndChecksum"));
+  HFT_GET(st.validate_checksum, s.get_bool("ValidateChecksum"));
+  HFT_GET(st.reject_garbled_message, s.get_bool("RejectGarbledMessage"));
+  HFT_GET(st.enable_last_msg_seq_num_processed, s.get_bool("EnableLastMsgSeqNumProcessed"));
   HFT_GET(st.validation.check_fields_out_of_order, s.get_bool("ValidateFieldsOutOfOrder"));
   HFT_GET(st.validation.check_fields_have_values, s.get_bool("ValidateFieldsHaveValues"));
   HFT_GET(st.validation.check_user_defined_fields, s.get_bool("ValidateUserDefinedFields"));

@@ -259,7 +259,7 @@ Expected<void> Session::init(Instant now) {
   }
 
   frame_options_.max_body_length = settings_.max_message_size;
-  frame_options_.verify_checksum = settings_.validate_length_and_checksum;
+  frame_options_.verify_checksum = settings_.validate_length_and_checksum && settings_.validate_checksum;
 
   char statics[512];
   Line st(statics, sizeof(statics));
@@ -407,7 +407,7 @@ void Session::consume(std::string_view data, std::size_t& used) noexcept {
     const std::string_view bytes = data.substr(used, fr.size);
     used += fr.size;
     if (fr.status == codec::FrameStatus::kGarbled) {
-      on_garbled(bytes, codec::to_string(fr.error));
+      on_garbled(bytes, codec::to_string(fr.error), fr.error == codec::FrameError::kBadCheckSum);
     } else {
       ++counters_.messages_received;
       handle_message(bytes, false);
@@ -484,14 +484,17 @@ void Session::finish_oversize() noexcept {
   handle_message(head, false, line.view());
 }
 
-void Session::on_garbled(std::string_view bytes, std::string_view why) noexcept {
+void Session::on_garbled(std::string_view bytes, std::string_view why, bool framed) noexcept {
   ++counters_.garbled;
-  HFT_SESSION_LOG(LogLevel::kWarn, "Garbled input ignored (" << why << ", " << bytes.size() << " bytes)");
   // QuickFIX: an invalid Logon ends the connection; other garbage is ignored.
   if (bytes.substr(0, 5) == "8=FIX" && detail::peek_msg_type(bytes) == "A") {
+    HFT_SESSION_LOG(LogLevel::kWarn, "Garbled input ignored (" << why << ", " << bytes.size() << " bytes)");
     log(LogLevel::kError, "Logon message is not valid");
     do_disconnect(DisconnectReason::kInvalidLogon);
+    return;
   }
+  if (framed && settings_.reject_garbled_message && reject_garbled(bytes, why)) return;
+  HFT_SESSION_LOG(LogLevel::kWarn, "Garbled input ignored (" << why << ", " << bytes.size() << " bytes)");
 }
 
 void Session::handle_message(std::string_view bytes, bool queued, std::string_view refusal) noexcept {
@@ -504,12 +507,12 @@ void Session::handle_message(std::string_view bytes, bool queued, std::string_vi
   // ignored without consuming its MsgSeqNum, as QuickFIX does.
   const bool too_many_fields = ps == codec::ParseStatus::kTooManyFields || !refusal.empty();
   if (ps != codec::ParseStatus::kOk && !too_many_fields) {
-    on_garbled(bytes, codec::to_string(ps));
+    on_garbled(bytes, codec::to_string(ps), true);
     return;
   }
   const std::string_view type = msg.msg_type();
   bool stop = type.empty();
-  if (stop) on_garbled(bytes, "no MsgType");
+  if (stop) on_garbled(bytes, "no MsgType", true);
 
   // QuickFIX checks 49 and 56 are present before anything else.
   if (!stop && (!msg.has(tag::kSenderCompID) || !msg.has(tag::kTargetCompID))) {
@@ -558,7 +561,7 @@ void Session::handle_message(std::string_view bytes, bool queued, std::string_vi
       if (!r.ok()) {
         stop = true;
         if (r.failure == codec::ValidationFailure::kGarbled) {
-          on_garbled(bytes, r.text);
+          on_garbled(bytes, r.text, true);
         } else {
           const int ref = r.reason == RejectReason::kInvalidMsgType ? 0 : r.ref_tag;
           generate_reject(msg, static_cast<int>(r.reason), ref);
@@ -752,6 +755,11 @@ void Session::do_target_too_low(const MessageView& msg, std::uint64_t seq) noexc
     }
   }
   HFT_SESSION_LOG(LogLevel::kDebug, "Duplicate message " << seq << " ignored");
+}
+
+void Session::add_last_processed(codec::MessageWriter& w) const noexcept {
+  if (settings_.enable_last_msg_seq_num_processed) [[unlikely]]
+    w.add_uint(tag::kLastMsgSeqNumProcessed, store_.next_target_seq() - 1);
 }
 
 bool Session::read_seq_num(const MessageView& msg, int tag, std::uint64_t& out) noexcept {
@@ -1205,6 +1213,7 @@ bool Session::begin_admin(Build& b, std::string_view msg_type, const codec::Head
   b.seq = store_.next_sender_seq();
   b.type = msg_type;
   b.w.start(header_, msg_type, b.seq, now_.utc_ns, precision_, formatter_, extras);
+  add_last_processed(b.w);
   return b.w.status() == codec::EncodeStatus::kOk;
 }
 
@@ -1339,6 +1348,7 @@ void Session::generate_sequence_reset(std::uint64_t seq, std::uint64_t new_seq) 
   // Its own buffer: a resend may be waiting in tx_ to follow it.
   codec::MessageWriter w(std::span<char>(gap_fill_.data(), gap_fill_.size()));
   w.start(header_, "4", seq, now_.utc_ns, precision_, formatter_, extras);
+  add_last_processed(w);
   w.add_uint(tag::kNewSeqNo, new_seq);
   w.add_char(tag::kGapFillFlag, 'Y');
   app_.to_admin(*this, "4", w);
@@ -1446,6 +1456,26 @@ bool Session::generate_reject(const MessageView& msg, int reason, int ref_tag, s
   ++counters_.rejects_sent;
   HFT_SESSION_LOG(LogLevel::kWarn, "Message " << seq_text << " Rejected: " << text
                                               << (has_ref ? ":" : "") << std::string_view(ref_text, has_ref ? ref_len : 0));
+  return true;
+}
+
+bool Session::reject_garbled(std::string_view bytes, std::string_view why) noexcept {
+  // QuickFIX/J's RejectGarbledMessage: a Reject with Text only. A message
+  // out of sequence is left to the gap logic (its number is not ours to
+  // consume), as is one whose MsgSeqNum cannot be read.
+  if (!received_logon_ || bytes.substr(0, 5) != "8=FIX") return false;
+  const std::string_view seq_text = detail::peek_field(bytes, "34");
+  std::uint64_t seq = 0;
+  if (!codec::parse_uint(seq_text, seq) || seq != store_.next_target_seq()) return false;
+  const std::string_view type = detail::peek_msg_type(bytes);
+  HFT_SESSION_LOG(LogLevel::kWarn, "Garbled message " << seq << " rejected (" << why << ")");
+  incr_target();
+  Build b;
+  if (!begin_admin(b, "3", {})) return true;
+  b.w.add(tag::kRefSeqNum, seq_text);
+  b.w.add(tag::kText, "Message failed basic validity check");
+  if (version_ >= codec::FixVersion::kFix42 && !type.empty()) b.w.add(tag::kRefMsgType, type);
+  if (finish_admin(b)) ++counters_.rejects_sent;
   return true;
 }
 
@@ -1656,6 +1686,7 @@ OutgoingMessage& Session::begin_app(std::string_view msg_type, Instant now, cons
   m.seq_ = store_.next_sender_seq();
   m.utc_ns_ = now.utc_ns;
   m.writer_.start(header_, msg_type, m.seq_, now.utc_ns, precision_, formatter_, extras);
+  add_last_processed(m.writer_);
   if (m.writer_.status() != codec::EncodeStatus::kOk) {
     m.status_ = SendStatus::kEncodeError;
     return m;

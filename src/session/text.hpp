@@ -47,14 +47,21 @@ class Line {
   std::size_t len_ = 0;
 };
 
+/// Value of the first "<SOH><tag>=" field of raw message bytes (which need
+/// not parse); empty if none.
+[[nodiscard]] inline std::string_view peek_field(std::string_view bytes, std::string_view tag) noexcept {
+  for (std::size_t pos = bytes.find('\x01'); pos != std::string_view::npos; pos = bytes.find('\x01', pos + 1)) {
+    if (bytes.substr(pos + 1, tag.size()) != tag || bytes.substr(pos + 1 + tag.size(), 1) != "=") continue;
+    const std::size_t begin = pos + 2 + tag.size();
+    const std::size_t end = bytes.find('\x01', begin);
+    return end == std::string_view::npos ? std::string_view{} : bytes.substr(begin, end - begin);
+  }
+  return {};
+}
+
 /// Value of the first "<SOH>35=" field of raw message bytes; empty if none.
 [[nodiscard]] inline std::string_view peek_msg_type(std::string_view bytes) noexcept {
-  std::size_t pos = bytes.find("\x01" "35=");
-  if (pos == std::string_view::npos) return {};
-  pos += 4;
-  const std::size_t end = bytes.find('\x01', pos);
-  if (end == std::string_view::npos) return {};
-  return bytes.substr(pos, end - pos);
+  return peek_field(bytes, "35");
 }
 
 /// True for the session-level message types (QuickFIX's isAdminMsgType).

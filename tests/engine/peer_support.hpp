@@ -4,16 +4,19 @@
 #pragma once
 
 #include <arpa/inet.h>
+#include <poll.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <ctime>
 #include <memory>
 #include <string>
 
+#include "hft/core/clock.hpp"
 #include "hft/engine/engine.hpp"
 #include "support/fix_text.hpp"
 
@@ -82,6 +85,26 @@ inline void send_all(int fd, const std::string& bytes) {
 /// True if `received` holds the whole field "tag=value".
 inline bool has_field(const std::string& received, const std::string& field) {
   return received.find("\x01" + field + "\x01") != std::string::npos;
+}
+
+// Reads from `fd` until `done(received, ended)` or the limit; `step` runs
+// between reads (polls an engine on this thread, or nothing).
+template <typename Step, typename Done>
+bool read_until(int fd, std::string& received, bool& ended, Step step, Done done,
+                std::int64_t limit_ns = 5'000'000'000) {
+  const auto start = hft::core::monotonic_ns();
+  char buf[4096];
+  while (!done()) {
+    if (hft::core::monotonic_ns() - start > limit_ns) return false;
+    step();
+    if (ended) continue;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 1) <= 0) continue;
+    const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0) received.append(buf, static_cast<std::size_t>(n));
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) ended = true;
+  }
+  return true;
 }
 
 }  // namespace hft::test

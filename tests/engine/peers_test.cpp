@@ -55,6 +55,7 @@ class Lines final : public hft::session::Logger {
 using hft::test::connect_from;
 using hft::test::has_field;
 using hft::test::raw_fix;
+using hft::test::read_until;
 using hft::test::send_all;
 
 std::string logon(int seq = 1, const std::string& extra = "") {
@@ -75,26 +76,6 @@ std::string acceptor_config(const std::string& defaults, const std::string& sess
 std::unique_ptr<Engine> make(const std::string& text, hft::session::Application& app,
                              hft::session::Logger* log = nullptr) {
   return hft::test::make_engine(text, app, log);
-}
-
-// Reads from `fd` until `done(received, ended)` or the limit; `step` runs
-// between reads (polls an engine on this thread, or nothing).
-template <typename Step, typename Done>
-bool read_until(int fd, std::string& received, bool& ended, Step step, Done done,
-                std::int64_t limit_ns = 5'000'000'000) {
-  const auto start = hft::core::monotonic_ns();
-  char buf[4096];
-  while (!done()) {
-    if (hft::core::monotonic_ns() - start > limit_ns) return false;
-    step();
-    if (ended) continue;
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 1) <= 0) continue;
-    const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-    if (n > 0) received.append(buf, static_cast<std::size_t>(n));
-    if (n == 0 || (n < 0 && errno == ECONNRESET)) ended = true;
-  }
-  return true;
 }
 
 // 1000 sockets plus the engine's: raise the soft limit to the hard one if

@@ -756,6 +756,98 @@ TEST_F(SessionAcceptorTest, ignores_a_garbled_message_and_processes_the_next) {
   EXPECT_EQ(field(out.pop(), "112"), "y");
 }
 
+TEST_F(SessionFixture, reject_garbled_message_answers_a_garbled_message_in_sequence_and_consumes_it) {
+  auto st = base_settings();
+  st.reject_garbled_message = true;
+  make(st);
+  logon();
+  std::string bad = peer_msg("1", "112=x|", 2);
+  bad[bad.size() - 2] = bad[bad.size() - 2] == '0' ? '1' : '0';  // break the CheckSum
+  feed(bad);
+  const std::string rj = out.pop();
+  EXPECT_EQ(field(rj, "35"), "3");
+  EXPECT_EQ(field(rj, "45"), "2");
+  EXPECT_EQ(field(rj, "58"), "Message failed basic validity check");
+  EXPECT_EQ(field(rj, "372"), "1");
+  EXPECT_EQ(field(rj, "373"), "") << "QuickFIX/J's Reject carries Text only";
+  EXPECT_EQ(session->next_target_seq(), 3u) << "the garbled message's number is consumed";
+  // A tag that is not a number: rejected the same way.
+  feed(peer_msg("D", order_body("a") + "49foo=bar|", 3));
+  EXPECT_EQ(field(out.pop(), "45"), "3");
+  EXPECT_EQ(session->next_target_seq(), 4u);
+  // Out of sequence: left to the gap logic, no Reject, nothing consumed.
+  feed(peer_msg("D", order_body("b") + "49foo=bar|", 9));
+  EXPECT_TRUE(out.messages.empty());
+  EXPECT_EQ(session->next_target_seq(), 4u);
+  peer_seq = 4;
+  send("1", "112=y|");
+  EXPECT_EQ(field(out.pop(), "112"), "y");
+  EXPECT_TRUE(session->is_logged_on());
+  EXPECT_EQ(session->counters().garbled, 3u);
+}
+
+TEST_F(SessionFixture, reject_garbled_message_still_disconnects_on_a_garbled_logon) {
+  auto st = base_settings();
+  st.reject_garbled_message = true;
+  make(st);
+  session->on_connected(at());
+  std::string bad = peer_msg("A", "98=0|108=30|", 1);
+  bad[bad.size() - 2] = bad[bad.size() - 2] == '0' ? '1' : '0';
+  feed(bad);
+  EXPECT_TRUE(out.messages.empty());
+  EXPECT_TRUE(out.disconnected);
+  EXPECT_EQ(out.reason, DisconnectReason::kInvalidLogon);
+}
+
+TEST_F(SessionFixture, validate_checksum_off_accepts_a_wrong_checksum) {
+  auto st = base_settings();
+  st.validate_checksum = false;
+  make(st);
+  logon();
+  std::string bad = peer_msg("1", "112=x|", 2);
+  bad[bad.size() - 2] = bad[bad.size() - 2] == '0' ? '1' : '0';
+  feed(bad);
+  EXPECT_EQ(field(out.pop(), "112"), "x");
+  EXPECT_EQ(session->counters().garbled, 0u);
+  // The trailer's shape is still required.
+  std::string shapeless = peer_msg("1", "112=z|", 3);
+  shapeless.replace(shapeless.size() - 4, 3, "1x1");
+  feed(shapeless);
+  EXPECT_TRUE(out.messages.empty());
+  EXPECT_EQ(session->counters().garbled, 1u);
+}
+
+TEST_F(SessionFixture, enable_last_msg_seq_num_processed_puts_369_on_every_message_sent) {
+  auto st = base_settings();
+  st.enable_last_msg_seq_num_processed = true;
+  make(st);
+  EXPECT_EQ(field(logon(), "369"), "0") << "the Logon is answered before it counts as processed";
+  send("1", "112=a|");  // 2
+  EXPECT_EQ(field(out.pop(), "369"), "1") << "answered before it counts as processed";
+  send("0");  // 3
+  ASSERT_EQ(send_order("o1"), SendStatus::kOk);
+  const std::string order = out.pop();
+  EXPECT_EQ(field(order, "369"), "3");
+  EXPECT_EQ(field(order, "11"), "o1");
+  // A gap fill sent for a ResendRequest carries it too.
+  send("2", "7=1|16=0|");  // 4
+  bool gap_fill_seen = false;
+  while (!out.messages.empty()) {
+    const std::string m = out.pop();
+    if (field(m, "35") == "4") {
+      gap_fill_seen = true;
+      EXPECT_EQ(field(m, "369"), "3");
+    }
+  }
+  EXPECT_TRUE(gap_fill_seen);
+}
+
+TEST_F(SessionAcceptorTest, sends_no_369_unless_enabled) {
+  EXPECT_EQ(field(logon(), "369"), "");
+  send("1", "112=a|");
+  EXPECT_EQ(field(out.pop(), "369"), "");
+}
+
 TEST_F(SessionAcceptorTest, ignores_a_message_whose_tag_is_not_a_number_without_consuming_its_seq_num) {
   logon();
   // BodyLength and CheckSum are right: only the tag is not a number.

@@ -298,7 +298,13 @@ class Session {
 
   // Inbound
   void consume(std::string_view data, std::size_t& used) noexcept;
-  void on_garbled(std::string_view bytes, std::string_view why) noexcept;
+  // `framed`: the bytes run from "8=FIX" to a "10=" trailer (a message that
+  // RejectGarbledMessage may answer), not resynchronisation garbage.
+  void on_garbled(std::string_view bytes, std::string_view why, bool framed = false) noexcept;
+  // RejectGarbledMessage: true if the garbled message was answered.
+  bool reject_garbled(std::string_view bytes, std::string_view why) noexcept;
+  // EnableLastMsgSeqNumProcessed: 369 after the header just started in `w`.
+  void add_last_processed(codec::MessageWriter& w) const noexcept;
   /// `refusal`: the message cannot be read whole (larger than
   /// MaxMessageSize): `bytes` is its header, answered with a Reject saying so.
   void handle_message(std::string_view bytes, bool queued, std::string_view refusal = {}) noexcept;

@@ -58,6 +58,10 @@ struct SessionSettings {
   /// not reloaded from the store at Logon); kept so that N round-trips.
   bool refresh_on_logon = false;
   bool send_next_expected_msg_seq_num = false;  ///< SendNextExpectedMsgSeqNum: 789 on Logon (4.4+)
+  /// EnableLastMsgSeqNumProcessed: LastMsgSeqNumProcessed (369), the last
+  /// MsgSeqNum received in sequence, on every message we send (resends keep
+  /// the original's).
+  bool enable_last_msg_seq_num_processed = false;
   bool send_redundant_resend_requests = false;  ///< SendRedundantResendRequests
   std::uint64_t resend_request_chunk_size = 0;  ///< ResendRequestChunkSize: 0 = whole gap at once
   std::uint32_t max_resend_batch = 512;  ///< MaxResendBatch: messages replayed per call before yielding
@@ -67,6 +71,16 @@ struct SessionSettings {
   bool check_latency = true;      ///< CheckLatency: SendingTime accuracy
   std::int32_t max_latency = 120; ///< MaxLatency (s)
   bool validate_length_and_checksum = true;  ///< ValidateLengthAndChecksum
+  /// ValidateChecksum (QuickFIX/J's key): N accepts a message whose CheckSum
+  /// is wrong (its "10=ddd" shape is still required). Either key at N turns
+  /// the CheckSum check off.
+  bool validate_checksum = true;
+  /// RejectGarbledMessage (QuickFIX/J's key): a garbled message that is
+  /// framed ("8=FIX..." to "10=ddd"), carries its MsgSeqNum and is next in
+  /// sequence gets a Reject "Message failed basic validity check" (Text only,
+  /// RefSeqNum, RefMsgType) and its number is consumed, instead of being
+  /// ignored. A garbled Logon still disconnects.
+  bool reject_garbled_message = false;
   codec::ValidationOptions validation;       ///< ValidateFieldsOutOfOrder, ValidateFieldsHaveValues,
                                              ///< ValidateUserDefinedFields, AllowUnknownMsgFields, ...
 
