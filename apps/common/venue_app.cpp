@@ -140,7 +140,7 @@ bool VenueApplication::send_report(session::Session& session, const codec::Messa
     m.add(tag::kLeavesQty, fill ? std::string_view("0") : qty);
     m.add(tag::kCumQty, fill ? qty : std::string_view("0"));
     m.add(tag::kAvgPx, fill && !price.empty() ? price : std::string_view("0"));
-    m.writer().add_timestamp(tag::kTransactTime, now.utc_ns, codec::TimePrecision::kMillis, formatter_);
+    m.writer().add_timestamp(tag::kTransactTime, now.utc_ns, session.timestamp_precision(), formatter_);
   });
   if (status != session::SendStatus::kOk) {
     ++counters_.send_failures;

@@ -293,7 +293,7 @@ int main(int argc, char** argv) {
         if (begin_string <= "FIX.4.2") m.add_char(tag::kHandlInst, '1');
         m.add(tag::kSymbol, "NOKIA.HE");
         m.add_char(tag::kSide, '1');
-        m.writer().add_timestamp(tag::kTransactTime, now.utc_ns, hft::codec::TimePrecision::kMillis, ts);
+        m.writer().add_timestamp(tag::kTransactTime, now.utc_ns, session.timestamp_precision(), ts);
         m.add_int(tag::kOrderQty, 10);
         m.add_char(tag::kOrdType, '2');
         m.add_int(tag::kPrice, 10000);

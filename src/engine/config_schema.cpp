@@ -131,10 +131,11 @@ constexpr std::array kSchema = {
             .max = 86400, .unit_ns = kSec},
     KeySpec{.name = "MillisecondsInTimeStamp", .type = T::kBool, .default_value = "Y",
             .description = "Timestamps carry milliseconds (FIX.4.2+), unless TimestampPrecision says otherwise."},
-    KeySpec{.name = "TimestampPrecision", .type = T::kInt, .default_value = "3",
-            .description = "Digits of fractional seconds in SendingTime and other timestamps; overrides "
-                           "MillisecondsInTimeStamp.",
-            .choices = "0|3|6|9", .min = 0, .max = 9},
+    KeySpec{.name = "TimestampPrecision", .type = T::kEnum, .default_value = "3",
+            .description = "Digits of fractional seconds in SendingTime, OrigSendingTime and the applications' "
+                           "TransactTime: 0, 3, 6 or 9, or QuickFIX/J's TimeStampPrecision values SECONDS, "
+                           "MILLIS, MICROS, NANOS (keys are case-insensitive); overrides MillisecondsInTimeStamp.",
+            .choices = "0|3|6|9|SECONDS|MILLIS|MICROS|NANOS"},
     KeySpec{.name = "PersistMessages", .type = T::kBool, .default_value = "Y",
             .description = "Journal messages under FileStorePath so a ResendRequest replays them and sequence "
                            "numbers survive a restart; N: no journal, resends are answered with a gap fill."},

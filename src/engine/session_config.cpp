@@ -146,14 +146,12 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
   st.max_fields_per_message = static_cast<std::size_t>(i);
 
   if (s.has("TimestampPrecision")) {
-    HFT_GET(i, s.get_int("TimestampPrecision"));
-    switch (i) {
-      case 0: st.timestamp_precision = codec::TimePrecision::kSeconds; break;
-      case 3: st.timestamp_precision = codec::TimePrecision::kMillis; break;
-      case 6: st.timestamp_precision = codec::TimePrecision::kMicros; break;
-      case 9: st.timestamp_precision = codec::TimePrecision::kNanos; break;
-      default: return Error{s.where("TimestampPrecision") + ": TimestampPrecision: must be 0, 3, 6 or 9"};
-    }
+    std::string v;
+    HFT_GET(v, s.get_string("TimestampPrecision"));
+    st.timestamp_precision = v == "0" || v == "SECONDS" ? codec::TimePrecision::kSeconds
+                             : v == "6" || v == "MICROS" ? codec::TimePrecision::kMicros
+                             : v == "9" || v == "NANOS"  ? codec::TimePrecision::kNanos
+                                                         : codec::TimePrecision::kMillis;
   } else if (s.has("MillisecondsInTimeStamp")) {
     bool millis = true;
     HFT_GET(millis, s.get_bool("MillisecondsInTimeStamp"));

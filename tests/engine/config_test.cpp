@@ -319,7 +319,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"time_without_seconds", replace_first(kBase, "EndTime=00:00:00", "EndTime=8:00"), 6,
                   "EndTime", "HH:MM:SS"},
         ErrorCase{"timestamp_precision_not_0_3_6_9", kBase + "TimestampPrecision=4\n", 14,
-                  "TimestampPrecision", "one of 0, 3, 6, 9"},
+                  "TimestampPrecision", "one of 0, 3, 6, 9, SECONDS, MILLIS, MICROS, NANOS"},
         ErrorCase{"bool_not_y_or_n", kBase + "ResetOnLogon=yes\n", 14, "ResetOnLogon", "expected Y or N"},
         ErrorCase{"bad_day", kBase + "StartDay=Funday\nEndDay=Fri\n", 14, "StartDay", "day name"},
         ErrorCase{"bad_connection_type", replace_first(kBase, "=initiator", "=client"), 2, "ConnectionType",

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <utility>
 #include <string>
 
 #include "hft/engine/engine.hpp"
@@ -137,6 +138,24 @@ TEST(SessionOptions, validate_checksum_off_accepts_a_wrong_checksum) {
   c.send(wrong_checksum(raw_fix("1", 2, "112=accepted\x01")));
   EXPECT_FALSE(c.until("112=accepted").empty());
   EXPECT_EQ(s.engine->session(0).next_target_seq(), 3u);
+}
+
+TEST(SessionOptions, time_stamp_precision_sets_the_digits_of_sending_time) {
+  // QuickFIX/J's values (its key TimeStampPrecision is this one: keys are
+  // case-insensitive) and QuickFIX's digits.
+  for (const auto& [value, digits] : {std::pair<std::string, std::size_t>{"SECONDS", 0},
+                                      {"MICROS", 6},
+                                      {"NANOS", 9},
+                                      {"6", 6}}) {
+    LoggedOn s("TimeStampPrecision=" + value + "\n");
+    ASSERT_FALSE(s.logon_answer.empty()) << value;
+    const std::size_t at = s.logon_answer.find("\x01" "52=");
+    ASSERT_NE(at, std::string::npos);
+    const std::string sending_time =
+        s.logon_answer.substr(at + 4, s.logon_answer.find('\x01', at + 4) - at - 4);
+    // YYYYMMDD-HH:MM:SS, then '.' and the digits.
+    EXPECT_EQ(sending_time.size(), 17 + (digits == 0 ? 0 : 1 + digits)) << value << ": " << sending_time;
+  }
 }
 
 }  // namespace

@@ -264,6 +264,9 @@ class Session {
   [[nodiscard]] bool is_connected() const noexcept { return connected_; }
   [[nodiscard]] std::uint64_t next_sender_seq() const noexcept { return store_.next_sender_seq(); }
   [[nodiscard]] std::uint64_t next_target_seq() const noexcept { return store_.next_target_seq(); }
+  /// Sub-second digits of the timestamps this session sends (SendingTime,
+  /// OrigSendingTime); applications use it for theirs (TransactTime).
+  [[nodiscard]] codec::TimePrecision timestamp_precision() const noexcept { return precision_; }
   /// The heartbeat interval in force (the peer's, for an acceptor), seconds.
   [[nodiscard]] std::int32_t heart_bt_int() const noexcept { return heart_bt_int_; }
   /// FIXT: the counterparty's DefaultApplVerID from its Logon.
