@@ -11,7 +11,12 @@ void ConformanceApplication::on_create(session::Session& session) noexcept {
   header_dictionary_[&session] = codec::Dictionary::builtin(session.version());
 }
 
-void ConformanceApplication::on_logout(session::Session& session) noexcept { seen_[&session].clear(); }
+void ConformanceApplication::on_logout(session::Session& session) noexcept {
+  seen_[&session].clear();
+  // A Logout asked for by the LOGOUT News disables the session (as
+  // QuickFIX's Session::logout does); the next script needs it back.
+  session.enable();
+}
 
 session::Decision ConformanceApplication::from_app(session::Session& session,
                                                    const codec::MessageView& message) noexcept {
@@ -28,6 +33,11 @@ session::Decision ConformanceApplication::from_app(session::Session& session,
   }
   if (type == "d" || type == "C") {
     echo(session, message, false);
+    return session::Decision::accept();
+  }
+  if (type == "B" && message.get(codec::tag::kHeadline) == "LOGOUT") {
+    // The initiator-side suite's trigger for a Logout from the engine side.
+    session.logout({}, engine::Engine::now());
     return session::Decision::accept();
   }
   return session::Decision::unsupported_message_type();

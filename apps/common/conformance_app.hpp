@@ -4,6 +4,8 @@
 //    PossResend (97=Y) order whose ClOrdID was already seen on that session
 //    is dropped; the seen-set is cleared at logout;
 //  - SecurityDefinition (d) and Email (C) go back unchanged;
+//  - a News (B) with Headline "LOGOUT" makes the session log out (the
+//    initiator-side suite's trigger for a Logout from the engine's side);
 //  - any other application message gets a BusinessMessageReject.
 // Test tooling: it allocates (the seen-set), which the hot path never does.
 #pragma once

@@ -1,5 +1,6 @@
 // hft-conformance: runs FIX session conformance scripts (.def) against an
-// acceptor over TCP and reports PASS/FAIL per script. Standalone: it links
+// acceptor over TCP, or with --listen against an initiator that connects to
+// it, and reports PASS/FAIL per script. Standalone: it links
 // no libhft layer, so it judges the engine without sharing its code.
 #include <algorithm>
 #include <charconv>
@@ -23,13 +24,22 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: hft-conformance --port P [options] DIR_OR_FILE...\n"
+    "       hft-conformance --listen P [--port-file FILE] [options] DIR_OR_FILE...\n"
     "\n"
     "Runs each .def script (a directory means all its *.def files, by name) on\n"
-    "fresh connections to the acceptor and prints PASS/FAIL per script.\n"
+    "fresh connections to the acceptor and prints PASS/FAIL per script. With\n"
+    "--listen the runner is the acceptor: initiator-side scripts start with\n"
+    "eCONNECT, which waits for the engine under test to connect (it reconnects\n"
+    "between scripts, after its ReconnectInterval).\n"
     "\n"
     "options:\n"
-    "  --host H                  acceptor address (default 127.0.0.1)\n"
-    "  --port P                  acceptor port (required)\n"
+    "  --host H                  acceptor address, or the address to listen on (default 127.0.0.1)\n"
+    "  --port P                  acceptor port (required without --listen)\n"
+    "  --listen P                listen on port P (0: any free port) for initiator-side scripts\n"
+    "  --port-file FILE          with --listen: write the port listened on to FILE\n"
+    "  --first-connect-ms N      with --listen: wait for the first connection (default 60000)\n"
+    "  --reconnect-ms N          with --listen: allowance for a reconnect on top of\n"
+    "                            --timeout-ms (default 5000)\n"
     "  --timeout-ms N            wait for each expectation and connect (default 5000)\n"
     "  --heartbeat-timeout-ms N  wait for timer-driven expectations (Heartbeat without\n"
     "                            TestReqID, TestRequest, disconnect after it); default\n"
@@ -51,6 +61,9 @@ struct Options {
   std::string known_failures_path;
   std::vector<std::string> inputs;
   bool verbose = false;
+  bool listen = false;
+  std::uint16_t listen_port = 0;
+  std::string port_file;
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -85,6 +98,15 @@ Options parse_args(int argc, char** argv) {
     } else if (arg == "--port") {
       o.runner.port = static_cast<std::uint16_t>(parse_int(arg, value(), 1, 65535));
       have_port = true;
+    } else if (arg == "--listen") {
+      o.listen_port = static_cast<std::uint16_t>(parse_int(arg, value(), 0, 65535));
+      o.listen = true;
+    } else if (arg == "--port-file") {
+      o.port_file = value();
+    } else if (arg == "--first-connect-ms") {
+      o.runner.first_connect_ms = parse_int(arg, value(), 1, 3600000);
+    } else if (arg == "--reconnect-ms") {
+      o.runner.reconnect_ms = parse_int(arg, value(), 0, 3600000);
     } else if (arg == "--timeout-ms") {
       o.runner.timeout_ms = parse_int(arg, value(), 1, 3600000);
     } else if (arg == "--heartbeat-timeout-ms") {
@@ -103,7 +125,9 @@ Options parse_args(int argc, char** argv) {
       o.inputs.push_back(arg);
     }
   }
-  if (!have_port) usage_error("--port is required");
+  if (o.listen && have_port) usage_error("--port and --listen exclude each other");
+  if (!o.listen && !have_port) usage_error("--port (or --listen) is required");
+  if (!o.listen && !o.port_file.empty()) usage_error("--port-file needs --listen");
   if (o.inputs.empty()) usage_error("no script directory or file given");
   return o;
 }
@@ -188,8 +212,23 @@ int main(int argc, char** argv) {
   options.runner.patterns = &patterns;
   if (options.verbose) options.runner.trace = &std::cout;
 
-  std::cout << "hft-conformance: " << scripts.size() << " scripts against " << options.runner.host << ':'
-            << options.runner.port << " (patterns: " << patterns.origin() << ")\n";
+  if (options.listen) {
+    std::string error;
+    std::uint16_t bound = 0;
+    options.runner.listen_fd = listen_on(options.runner.host, options.listen_port, bound, error);
+    if (options.runner.listen_fd < 0) {
+      std::cerr << "hft-conformance: " << error << '\n';
+      return 2;
+    }
+    options.runner.port = bound;
+    if (!options.port_file.empty()) {
+      const std::string tmp = options.port_file + ".tmp";
+      std::ofstream(tmp) << bound << '\n';
+      fs::rename(tmp, options.port_file);
+    }
+  }
+  std::cout << "hft-conformance: " << scripts.size() << " scripts " << (options.listen ? "listening on " : "against ")
+            << options.runner.host << ':' << options.runner.port << " (patterns: " << patterns.origin() << ")\n";
   int passed = 0;
   int failed = 0;
   int unexpected = 0;
@@ -201,7 +240,8 @@ int main(int argc, char** argv) {
       // One wasted timeout per remaining script would say nothing new.
       ++failed;
       if (!is_listed(known, path)) ++unexpected;
-      std::cout << "FAIL " << name << " (not run: acceptor unreachable)\n";
+      std::cout << "FAIL " << name << (options.listen ? " (not run: the initiator never connected)\n"
+                                                      : " (not run: acceptor unreachable)\n");
       continue;
     }
     if (options.verbose) std::cout << "RUN  " << name << '\n';

@@ -157,6 +157,14 @@ class Connection {
     close_now();
   }
 
+  // Takes a socket accepted from the engine under test.
+  void adopt(int fd) noexcept {
+    close_now();
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    fd_ = fd;
+  }
+
   // Forgets the socket without closing it: the caller keeps the descriptor
   // open (see eDISCONNECT in run_script).
   int release() noexcept {
@@ -215,6 +223,41 @@ class Connection {
   bool peer_closed_ = false;
 };
 
+int g_accepted = 0;
+
+// Accepts one connection on `listen_fd` before the deadline; -1 on timeout.
+int accept_one(int listen_fd, Deadline deadline, std::string& error) {
+  for (;;) {
+    pollfd p{listen_fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, remaining_ms(deadline));
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      error = errno_text("poll");
+      return -1;
+    }
+    if (ready == 0) {
+      error = "no connection from the engine under test";
+      return -1;
+    }
+    const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd >= 0) {
+      // A connection the engine gave up before this script began (it sat in
+      // the listen backlog while the previous script ran, and the engine
+      // closed it) is not this script's: take the next one.
+      char byte = 0;
+      pollfd q{fd, POLLIN, 0};
+      if (::poll(&q, 1, 0) == 1 && ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+        ::close(fd);
+        continue;
+      }
+      return fd;
+    }
+    if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED) continue;
+    error = errno_text("accept");
+    return -1;
+  }
+}
+
 // Expectations the acceptor meets only when a heartbeat timer fires.
 bool is_timer_driven(std::string_view expected) {
   const FieldLookup type = find_field(expected, "35");
@@ -228,6 +271,38 @@ std::string connection_label(const Command& cmd) {
 }
 
 }  // namespace
+
+int connections_accepted() noexcept { return g_accepted; }
+
+int listen_on(const std::string& host, std::uint16_t port, std::uint16_t& bound, std::string& error) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* addrs = nullptr;
+  const std::string service = std::to_string(port);
+  const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &addrs);
+  if (rc != 0) {
+    error = "cannot resolve " + host + ": " + gai_strerror(rc);
+    return -1;
+  }
+  const int fd = ::socket(addrs->ai_family, addrs->ai_socktype | SOCK_CLOEXEC, addrs->ai_protocol);
+  const int one = 1;
+  if (fd < 0 || ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+      ::bind(fd, addrs->ai_addr, addrs->ai_addrlen) != 0 || ::listen(fd, 16) != 0) {
+    error = errno_text(("listen on " + host + ":" + service).c_str());
+    if (fd >= 0) ::close(fd);
+    freeaddrinfo(addrs);
+    return -1;
+  }
+  freeaddrinfo(addrs);
+  sockaddr_storage local{};
+  socklen_t length = sizeof local;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length);
+  bound = ntohs(local.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&local)->sin6_port
+                                            : reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+  return fd;
+}
 
 ScriptResult run_script(const Script& script, const RunnerOptions& options) {
   const auto started = Clock::now();
@@ -269,6 +344,10 @@ ScriptResult run_script(const Script& script, const RunnerOptions& options) {
             fail(cmd, connection_label(cmd) + " is already open");
             break;
           }
+          if (options.listen_fd >= 0) {
+            fail(cmd, "iCONNECT in an initiator-side run (--listen): the engine under test connects, use eCONNECT");
+            break;
+          }
           std::string error;
           if (!conn.open(options.host, options.port,
                          Clock::now() + std::chrono::milliseconds(options.timeout_ms), error)) {
@@ -287,9 +366,30 @@ ScriptResult run_script(const Script& script, const RunnerOptions& options) {
           }
           conn.close_gracefully(options.close_wait_ms);
           break;
-        case CommandKind::kExpectConnect:
-          fail(cmd, "eCONNECT (initiator-side scripts) is not supported: this runner drives an acceptor");
+        case CommandKind::kExpectConnect: {
+          trace(cmd, "expect connect", "");
+          if (options.listen_fd < 0) {
+            fail(cmd, "eCONNECT needs an initiator-side run (--listen): this run connects to an acceptor");
+            break;
+          }
+          if (conn.is_open()) {
+            fail(cmd, connection_label(cmd) + " is already open");
+            break;
+          }
+          const int wait = g_accepted == 0 ? options.first_connect_ms : options.timeout_ms + options.reconnect_ms;
+          std::string error;
+          const int fd = accept_one(options.listen_fd, Clock::now() + std::chrono::milliseconds(wait), error);
+          if (fd < 0) {
+            fail(cmd, error + " within " + std::to_string(wait) + " ms");
+            result.unreachable = g_accepted == 0;
+            break;
+          }
+          ++g_accepted;
+          conn.adopt(fd);
+          conn.heartbeat_seconds = 0;
+          conn.last_expected.clear();
           break;
+        }
         case CommandKind::kExpectDisconnect: {
           if (!conn.is_open()) {
             fail(cmd, connection_label(cmd) + " is not open");
@@ -359,6 +459,13 @@ ScriptResult run_script(const Script& script, const RunnerOptions& options) {
                 break;
               }
               conn.last_expected = std::string(find_field(expected, "35").value);
+              if (conn.last_expected == "A" && conn.heartbeat_seconds == 0) {
+                // Initiator-side: the engine's Logon states the interval.
+                const FieldLookup hb = find_field(received, "108");
+                int seconds = 0;
+                if (hb.found) std::from_chars(hb.value.data(), hb.value.data() + hb.value.size(), seconds);
+                conn.heartbeat_seconds = seconds;
+              }
               break;
             }
             case Connection::ReadStatus::kClosed:

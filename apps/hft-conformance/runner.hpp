@@ -14,6 +14,15 @@ namespace hft::conformance {
 struct RunnerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
+  /// Initiator-side scripts: a listening socket (listen_on()); eCONNECT
+  /// accepts the engine's connection on it, iCONNECT is an error. -1: the
+  /// runner connects to host:port (acceptor-side scripts).
+  int listen_fd = -1;
+  /// Wait for the first eCONNECT of a run (the engine under test may still
+  /// be starting); later ones wait timeout_ms plus this run's reconnect
+  /// allowance, reconnect_ms.
+  int first_connect_ms = 60000;
+  int reconnect_ms = 5000;
   /// Wait for each E line, eDISCONNECT and the TCP connect.
   int timeout_ms = 5000;
   /// Wait for timer-driven expectations (a Heartbeat without TestReqID, a
@@ -42,8 +51,17 @@ struct ScriptResult {
   bool unreachable = false;
 };
 
+/// A listening TCP socket on host:port (port 0: any free port), for
+/// RunnerOptions::listen_fd; the port bound is stored in `bound`. -1 and
+/// `error` set if it fails.
+[[nodiscard]] int listen_on(const std::string& host, std::uint16_t port, std::uint16_t& bound, std::string& error);
+
 /// Runs the script on fresh connections and closes every connection it
-/// opened before returning.
+/// opened (or accepted) before returning.
 [[nodiscard]] ScriptResult run_script(const Script& script, const RunnerOptions& options);
+
+/// How many eCONNECTs have been accepted in this process: the first of a
+/// run waits first_connect_ms.
+[[nodiscard]] int connections_accepted() noexcept;
 
 }  // namespace hft::conformance

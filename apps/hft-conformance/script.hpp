@@ -11,7 +11,7 @@ namespace hft::conformance {
 enum class CommandKind {
   kConnect,           ///< iCONNECT: open a TCP connection to the acceptor
   kDisconnect,        ///< iDISCONNECT: close our connection
-  kExpectConnect,     ///< eCONNECT: initiator-side tests only; not supported by this runner
+  kExpectConnect,     ///< eCONNECT: the engine under test (an initiator) connects to the runner (--listen)
   kExpectDisconnect,  ///< eDISCONNECT: the acceptor must close the connection
   kSend,              ///< I<message>
   kExpect,            ///< E<message>

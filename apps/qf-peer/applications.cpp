@@ -52,8 +52,13 @@ bool is_pre_fix43(const FIX::SessionID& session) {
 // ---- EchoApplication ------------------------------------------------------
 
 void EchoApplication::onLogout(const FIX::SessionID& session) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  seen_cl_ord_ids_.erase(session);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    seen_cl_ord_ids_.erase(session);
+  }
+  // A Logout asked for by the LOGOUT News disables the session; the
+  // initiator-side suite's next script needs it to connect again.
+  if (FIX::Session* s = FIX::Session::lookupSession(session)) s->logon();
 }
 
 void EchoApplication::fromAdmin(const FIX::Message& message, const FIX::SessionID& session) throw(
@@ -75,6 +80,14 @@ void EchoApplication::fromApp(const FIX::Message& message, const FIX::SessionID&
       if (poss_resend.getValue() && seen.count(cl_ord_id.getValue()) != 0) return;
       seen.insert(cl_ord_id.getValue());
     }
+  } else if (type == FIX::MsgType_News) {
+    // The initiator-side suite's trigger for a Logout from the engine side.
+    FIX::Headline headline;
+    if (message.getFieldIfSet(headline) && headline.getValue() == "LOGOUT") {
+      if (FIX::Session* s = FIX::Session::lookupSession(session)) s->logout();
+      return;
+    }
+    throw FIX::UnsupportedMessageType();
   } else if (type != FIX::MsgType_SecurityDefinition && type != FIX::MsgType_Email) {
     throw FIX::UnsupportedMessageType();
   }

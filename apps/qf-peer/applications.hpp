@@ -16,9 +16,10 @@ namespace qf_peer {
 /// The application the conformance scripts expect behind the acceptor:
 /// NewOrderSingle echoed back (a PossResend order whose ClOrdID this session
 /// already saw is dropped; the seen-set is cleared at logout),
-/// SecurityDefinition and Email echoed, any other application message
-/// answered with a BusinessMessageReject (by QuickFIX, from
-/// UnsupportedMessageType).
+/// SecurityDefinition and Email echoed, a News with Headline "LOGOUT" makes
+/// the session log out (the initiator-side suite's trigger), any other
+/// application message answered with a BusinessMessageReject (by QuickFIX,
+/// from UnsupportedMessageType).
 class EchoApplication : public FIX::Application {
  public:
   void onCreate(const FIX::SessionID&) override {}

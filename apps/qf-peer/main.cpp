@@ -5,6 +5,11 @@
 //       the conformance acceptor of /work/shared/conformance/README.md (ten
 //       sessions, or those TargetCompIDs only; echo application); --port 0
 //       (default) picks a free port.
+//   qf-peer initiator --config FILE [--spec-dir DIR] [--port P] [--log-dir D]
+//       the initiator-side conformance suite's engine under test: the config's
+//       initiator session(s) connect to the runner at ${PORT}, with the echo
+//       application (tests/data/conformance/initiator/README.md); runs until
+//       SIGINT/SIGTERM.
 //   qf-peer venue --config FILE [--spec-dir DIR] [--port P] [--port-file F] [--log-dir D]
 //                 [--sessions TRADER44,...]
 //       acceptor answering NewOrderSingle with ExecutionReport New then Fill.
@@ -55,6 +60,7 @@ constexpr const char* kUsage =
     "usage:\n"
     "  qf-peer acceptor --spec-dir DIR [--port P] [--port-file FILE] [--log-dir DIR]\n"
     "                   [--sessions TW44,TW42,...] [--print-config]\n"
+    "  qf-peer initiator --config FILE [--spec-dir DIR] [--port P] [--log-dir DIR]\n"
     "  qf-peer venue --config FILE [--spec-dir DIR] [--port P] [--port-file FILE] [--log-dir DIR]\n"
     "                [--sessions TRADER44,...] [--verbose]\n"
     "  qf-peer trader --config FILE --orders N [--spec-dir DIR] [--host H] [--port P]\n"
@@ -119,7 +125,9 @@ Args parse_args(int argc, char** argv) {
     std::cout << kUsage;
     std::exit(0);
   }
-  if (a.mode != "acceptor" && a.mode != "venue" && a.mode != "trader") usage_error("unknown mode " + a.mode);
+  if (a.mode != "acceptor" && a.mode != "venue" && a.mode != "trader" && a.mode != "initiator") {
+    usage_error("unknown mode " + a.mode);
+  }
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -177,6 +185,7 @@ Args parse_args(int argc, char** argv) {
   if (a.mode != "acceptor" && a.config.empty()) usage_error(a.mode + " needs --config");
   if (a.mode == "trader" && a.orders == 0) usage_error("trader needs --orders N");
   if (a.mode == "trader" && a.port == 0 && a.port_given) usage_error("trader needs a real --port");
+  if (a.mode == "initiator" && a.port == 0) usage_error("initiator needs --port (the runner's)");
   if (a.mode != "trader" && (a.idle_ms != 0 || a.disconnect_after != 0)) {
     usage_error("--idle-ms and --disconnect-after are trader options");
   }
@@ -350,6 +359,24 @@ void print_counts(const qf_peer::VenueCounts& c) {
             << " session_rejects_received=" << c.session_rejects_received << std::endl;
 }
 
+// The echo initiator of the initiator-side conformance suite: connects to
+// the runner and reconnects (ReconnectInterval) until stopped.
+int run_echo_initiator(const Args& a, const sigset_t& stop_signals) {
+  std::istringstream text(qf_peer::load_with_placeholders(a.config, placeholders(a, a.port)));
+  FIX::SessionSettings settings(text);
+  qf_peer::EchoApplication app;
+  FIX::MemoryStoreFactory store;
+  std::unique_ptr<FIX::LogFactory> log = make_log_factory(a);
+  std::unique_ptr<FIX::SocketInitiator> initiator(log ? new FIX::SocketInitiator(app, store, settings, *log)
+                                                      : new FIX::SocketInitiator(app, store, settings));
+  initiator->start();
+  std::cout << "qf-peer: initiator connecting to port " << a.port << std::endl;
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  initiator->stop(true);
+  return 0;
+}
+
 int run_trader(const Args& a) {
   std::istringstream text(qf_peer::load_with_placeholders(a.config, placeholders(a, a.port)));
   FIX::SessionSettings settings(text);
@@ -437,6 +464,7 @@ int main(int argc, char** argv) {
     if (a.exit_with_parent && ::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) {
       throw std::runtime_error("prctl(PR_SET_PDEATHSIG) failed");
     }
+    if (a.mode == "initiator") return run_echo_initiator(a, stop_signals);
     const int port = a.port != 0 ? a.port : qf_peer::pick_free_port();
     std::string text = a.mode == "acceptor" ? qf_peer::conformance_acceptor_settings(port, a.spec_dir, a.sessions)
                                             : qf_peer::load_with_placeholders(a.config, placeholders(a, port));

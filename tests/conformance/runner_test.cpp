@@ -444,5 +444,102 @@ TEST(RunScript, keeps_the_old_socket_open_at_disconnect_when_it_connects_again) 
   EXPECT_EQ(old_socket_state.load(), 1) << "the runner closed the old socket before connecting again";
 }
 
+
+// ---- initiator-side runs (--listen) ----------------------------------------
+
+// A fake initiator: connects to the runner's port from its own thread and
+// does what `handler` says on the socket.
+class FakeInitiator {
+ public:
+  FakeInitiator(std::uint16_t port, std::function<void(int)> handler) {
+    thread_ = std::thread([port, handler] {
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      addr.sin_port = htons(port);
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) handler(fd);
+      ::close(fd);
+    });
+  }
+  ~FakeInitiator() { thread_.join(); }
+
+ private:
+  std::thread thread_;
+};
+
+const char* const kInitiatorScript =
+    "eCONNECT\n"
+    "E8=FIX.4.4|9=61|35=A|34=1|49=ISLD|52=00000000-00:00:00.000|56=TW|98=0|108=30|10=0|\n"
+    "I8=FIX.4.4|35=A|34=1|49=TW|52=<TIME>|56=ISLD|98=0|108=30|\n";
+
+TEST(RunScriptListening, accepts_the_initiator_at_e_connect_and_checks_its_logon) {
+  const FieldPatterns patterns = FieldPatterns::defaults();
+  std::uint16_t port = 0;
+  std::string error;
+  RunnerOptions o;
+  o.listen_fd = listen_on("127.0.0.1", 0, port, error);
+  ASSERT_GE(o.listen_fd, 0) << error;
+  o.timeout_ms = 2000;
+  o.close_wait_ms = 500;
+  o.patterns = &patterns;
+  // One connection the initiator gave up at once (skipped), then the real one.
+  FakeInitiator stale(port, [](int) {});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::string seen;
+  FakeInitiator initiator(port, [&](int fd) {
+    send_text(fd, "8=FIX.4.4|35=A|34=1|49=ISLD|52=20240305-10:11:12.345|56=TW|98=0|108=30|");
+    std::string inbox;
+    seen = read_message(fd, inbox);
+  });
+  const ScriptResult r = run_script(parse_script(soh(kInitiatorScript), "init.def"), o);
+  EXPECT_TRUE(r.passed) << r.line << ": " << r.reason;
+  ::close(o.listen_fd);
+  EXPECT_NE(seen.find(soh("|35=A|34=1|49=TW|")), std::string::npos) << "the runner's Logon answer";
+}
+
+TEST(RunScriptListening, fails_when_the_initiator_logs_on_differently) {
+  const FieldPatterns patterns = FieldPatterns::defaults();
+  std::uint16_t port = 0;
+  std::string error;
+  RunnerOptions o;
+  o.listen_fd = listen_on("127.0.0.1", 0, port, error);
+  ASSERT_GE(o.listen_fd, 0) << error;
+  o.timeout_ms = 2000;
+  o.close_wait_ms = 500;
+  o.patterns = &patterns;
+  FakeInitiator initiator(port, [&](int fd) {
+    send_text(fd, "8=FIX.4.4|35=A|34=1|49=ISLD|52=20240305-10:11:12.345|56=TW|98=0|108=31|");
+    std::string inbox;
+    (void)read_message(fd, inbox);
+  });
+  const ScriptResult r = run_script(parse_script(soh(kInitiatorScript), "init.def"), o);
+  ::close(o.listen_fd);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.line, 2);
+  EXPECT_NE(r.reason.find("tag 108"), std::string::npos) << r.reason;
+}
+
+TEST(RunScriptListening, refuses_i_connect_when_listening_and_e_connect_when_not) {
+  const FieldPatterns patterns = FieldPatterns::defaults();
+  std::uint16_t port = 0;
+  std::string error;
+  RunnerOptions listening;
+  listening.listen_fd = listen_on("127.0.0.1", 0, port, error);
+  ASSERT_GE(listening.listen_fd, 0) << error;
+  listening.patterns = &patterns;
+  const ScriptResult a = run_script(parse_script("iCONNECT\n", "a.def"), listening);
+  ::close(listening.listen_fd);
+  EXPECT_FALSE(a.passed);
+  EXPECT_NE(a.reason.find("use eCONNECT"), std::string::npos) << a.reason;
+
+  RunnerOptions connecting;
+  connecting.port = 1;
+  connecting.patterns = &patterns;
+  const ScriptResult b = run_script(parse_script("eCONNECT\n", "b.def"), connecting);
+  EXPECT_FALSE(b.passed);
+  EXPECT_NE(b.reason.find("--listen"), std::string::npos) << b.reason;
+}
+
 }  // namespace
 }  // namespace hft::conformance

@@ -62,6 +62,7 @@ inline constexpr int kLastQty = 32;
 inline constexpr int kLastPx = 31;
 inline constexpr int kXmlDataLen = 212;
 inline constexpr int kXmlData = 213;
+inline constexpr int kHeadline = 148;
 inline constexpr int kLastMsgSeqNumProcessed = 369;
 inline constexpr int kRefTagID = 371;
 inline constexpr int kRefMsgType = 372;
