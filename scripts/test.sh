@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds libhft and passes its tests:
-#  1. unit, conformance, interop and install tests under ASan+UBSan;
+#  1. unit, conformance, interop and install tests under ASan+UBSan (with the
+#     lab's llfix adapter when ../shared/third_party/llfix exists);
 #  2. the wire-path layers (codec, store, session) with -fno-exceptions;
 #  3. the libFuzzer target (clang), replaying the seed corpus.
 set -euo pipefail
@@ -13,9 +14,17 @@ jobs=$(nproc)
 ctest_filter=(-LE long)
 if [ "${1:-}" = "--long" ]; then ctest_filter=(); fi
 
+# The lab's llfix adapter and its tests are built when llfix's tree is
+# beside the clone (../shared/third_party/llfix; CI has it); the product
+# never needs it.
+llfix=()
+if [ -f ../shared/third_party/llfix/include/llfix/fix_client.h ]; then
+  llfix=("-DHFT_LLFIX_DIR=$PWD/../shared/third_party/llfix")
+fi
+
 # -O1 -g1: ASan's recommended level; compiles ~40% faster than -O2 -g with line
 # tables still in every report.
-cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DHFT_SANITIZE=ON -DHFT_WERROR=ON -DHFT_BUILD_BENCH=OFF
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DHFT_SANITIZE=ON -DHFT_WERROR=ON -DHFT_BUILD_BENCH=OFF "${llfix[@]}"
 cmake --build build/asan -j "$jobs"
 (cd build/asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" --timeout 600 "${ctest_filter[@]}")
 

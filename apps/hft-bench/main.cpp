@@ -3,11 +3,12 @@
 //
 // Presets (every option given on the command line still wins):
 //   --preset quick  every lane (floor busy-closed and busy-paced, tx, rtt,
-//                   rx, codec), libhft and QuickFIX, 100,000 calls each,
+//                   rx, codec), libhft, QuickFIX and llfix (those built),
+//                   100,000 calls each,
 //                   client/server on CPUs 1/0: the main job's run, under two
 //                   minutes on a quiet 2-core host
 //   --preset full   the seed-scale journal experiment: floor (busy-closed,
-//                   busy-paced), tx and rtt for libhft and QuickFIX,
+//                   busy-paced), tx and rtt for every engine built,
 //                   1,000,000 calls, 3 runs per arm, arms seg64 (64 MiB
 //                   segments: rotations inside the window) and seg640
 //                   (640 MiB) interleaved A B B A A B. rx and codec are left
@@ -87,7 +88,7 @@ int main(int argc, char** argv) {
   app.add_option("--variants", variants,
                  "Variants to run (default: each lane's defaults), e.g. busy-closed or floor:busy-paced")
       ->delimiter(',');
-  app.add_option("--engines", engines, "Engines for tx/rtt: libhft, quickfix")->delimiter(',');
+  app.add_option("--engines", engines, "Engines for tx/rtt: libhft, quickfix, llfix")->delimiter(',');
   app.add_option("--calls", cfg.base.calls, "Measured calls per run")->capture_default_str();
   app.add_option("--warmup", cfg.base.warmup, "Warm-up calls per run (run, not recorded)")->capture_default_str();
   app.add_option("--runs", cfg.runs, "Runs per lane/variant/engine/arm (never pooled)")->capture_default_str();
@@ -106,7 +107,7 @@ int main(int argc, char** argv) {
   app.add_option("--connections,--clients", cfg.base.connections, "Client connections of the rx lane")
       ->capture_default_str();
   app.add_option("--preset", preset,
-                 "quick: all lanes, libhft and QuickFIX, 100,000 calls (under 2 minutes on a quiet 2-core host); "
+                 "quick: all lanes, every engine built (libhft, QuickFIX, llfix), 100,000 calls (under 2 minutes on a quiet 2-core host); "
                  "full: the seed-scale journal experiment (floor, tx, rtt; 1,000,000 calls, 3 runs per arm, "
                  "64 MiB vs 640 MiB segments interleaved); options given explicitly win")
       ->check(CLI::IsMember({"quick", "full"}));
@@ -155,9 +156,13 @@ int main(int argc, char** argv) {
     // judged against (the blocking ones double the floor's time on 2 cores).
     if (!given("--variants") && floor_selected) variants = {"floor:busy-closed", "floor:busy-paced"};
     if (!given("--engines")) {
-      const hft::lab::EngineInfo* qf = hft::lab::EngineRegistry::instance().find("quickfix");
+      // Every engine this build has (QuickFIX with libquickfix-dev, llfix
+      // with HFT_LLFIX_DIR).
       engines = {"libhft"};
-      if (qf != nullptr && qf->available) engines.push_back("quickfix");
+      for (const char* other : {"quickfix", "llfix"}) {
+        const hft::lab::EngineInfo* info = hft::lab::EngineRegistry::instance().find(other);
+        if (info != nullptr && info->available) engines.emplace_back(other);
+      }
     }
     if (!given("--calls")) cfg.base.calls = full ? 1'000'000 : 100'000;
     if (!given("--client-core") && !given("--server-core") && hft::core::cpu_exists(0) &&

@@ -439,7 +439,9 @@ Expected<Plan> plan_bench(const BenchConfig& config, const LaneRegistry& registr
         for (const std::string& e : config.engines) {
           const EngineInfo* info = engines.find(e);
           if (info == nullptr || !info->available) {
-            return Error{"--engines: engine '" + e + "' is not available in this build (lane " + lane->name + ")"};
+            const std::string hint = info != nullptr && !info->build_hint.empty() ? "; " + info->build_hint : "";
+            return Error{"--engines: engine '" + e + "' is not available in this build (lane " + lane->name + ")" +
+                         hint};
           }
           cells.push_back({lane, v, e});
         }

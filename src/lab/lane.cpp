@@ -74,8 +74,10 @@ std::vector<std::string> LaneRegistry::available_names() const {
 LaneRegistrar::LaneRegistrar(Lane (*factory)()) { LaneRegistry::instance().add(factory()); }
 
 EngineRegistry::EngineRegistry() {
-  add(EngineInfo{"libhft", false, {}});
-  add(EngineInfo{"quickfix", false, {}});
+  add(EngineInfo{"libhft", false, {}, {}, {}});
+  add(EngineInfo{"quickfix", false, {}, {}, "install libquickfix-dev and configure with -DHFT_QUICKFIX=ON"});
+  add(EngineInfo{"llfix", false, {}, {},
+                 "configure with -DHFT_LLFIX_DIR=<llfix source tree> (e.g. $PWD/../shared/third_party/llfix)"});
 }
 
 EngineRegistry& EngineRegistry::instance() {

@@ -3,70 +3,18 @@
 // what a user reads afterwards is right: exit code 0, report.json with every
 // run, its raw series of the requested size and a passing audit that
 // actually looked at the journals; audit.json agreeing.
-#include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+
+#include "apps/hft_bench_run.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-class HftBenchLanes : public ::testing::Test {
- protected:
-  void SetUp() override {
-#ifndef HFT_BENCH_EXE
-    GTEST_SKIP() << "hft-bench is not built";
-#endif
-    char tmpl[] = "/tmp/hft-bench-lanes-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
-  }
-
-  Outcome run(const std::string& args) {
-    Outcome o;
-#ifdef HFT_BENCH_EXE
-    const fs::path out = dir_ / "stdout.txt";
-    const fs::path err = dir_ / "stderr.txt";
-    const std::string cmd = std::string(HFT_BENCH_EXE) + " " + args + " --out " + (dir_ / "lab").string() +
-                            " --quiet-before 0 --quiet-interval 0 --progress off >" + out.string() + " 2>" +
-                            err.string();
-    const int status = std::system(cmd.c_str());
-    o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream so(out), se(err);
-    o.out.assign(std::istreambuf_iterator<char>(so), std::istreambuf_iterator<char>());
-    o.err.assign(std::istreambuf_iterator<char>(se), std::istreambuf_iterator<char>());
-#else
-    (void)args;
-#endif
-    return o;
-  }
-
-  json load(const char* name) {
-    std::ifstream f(dir_ / "lab" / name);
-    EXPECT_TRUE(f.good()) << name << " missing";
-    return json::parse(f, nullptr, /*allow_exceptions=*/false);
-  }
-
-  fs::path dir_;
-};
+using Outcome = hft::test::BenchOutcome;
+using HftBenchLanes = hft::test::HftBenchRun;
 
 std::string engines() {
 #if HFT_BENCH_HAS_QUICKFIX
@@ -87,14 +35,9 @@ TEST_F(HftBenchLanes, every_lane_runs_and_every_journal_audit_passes) {
   // Light enough for ASan on two shared CPUs: the paced rate is one an
   // instrumented build keeps up with; nothing here asserts on timing.
   const std::uint64_t calls = 2000;
-  const Outcome o = run("--lanes floor,tx,rtt,rx,codec --engines " + engines() + " --calls " +
-                        std::to_string(calls) + " --warmup 200 --rate 5000" +
-                        " --segment-size 1MiB --clients 4");
-  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
-  EXPECT_NE(o.out.find("audit: passed; all runs completed"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("report.json"), std::string::npos) << o.out;
-
-  const json report = load("report.json");
+  const json report = run_passing("--lanes floor,tx,rtt,rx,codec --engines " + engines() + " --calls " +
+                                  std::to_string(calls) + " --warmup 200 --rate 5000" +
+                                  " --segment-size 1MiB --clients 4");
   ASSERT_TRUE(report.is_object());
   const std::size_t n_engines = engines().find(',') == std::string::npos ? 1 : 2;
   // floor 4 variants, tx 2 and rtt 2 per engine, rx 1, codec 3.
@@ -201,6 +144,17 @@ TEST_F(HftBenchLanes, prealloc_off_is_refused_before_anything_runs_when_the_engi
   if (o.exit_code == 0) GTEST_SKIP() << "this libhft build has a JournalPrealloc key";
   EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_NE(o.err.find("--prealloc off"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir_ / "lab" / "report.json"));
+}
+
+TEST_F(HftBenchLanes, llfix_without_its_adapter_built_says_how_to_build_it) {
+#if HFT_BENCH_HAS_LLFIX
+  GTEST_SKIP() << "this build has the llfix adapter (hft_bench_llfix_test runs it)";
+#endif
+  const Outcome o = run("--lanes tx --engines llfix --calls 100");
+  EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
+  EXPECT_NE(o.err.find("'llfix' is not available in this build"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("-DHFT_LLFIX_DIR="), std::string::npos) << o.err;
   EXPECT_FALSE(fs::exists(dir_ / "lab" / "report.json"));
 }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "hft/lab/bench.hpp"
+#include "hft/lab/engine_adapter.hpp"
 
 namespace hft::lab {
 namespace {
@@ -136,6 +137,32 @@ TEST(Preflight, reports_an_unreachable_endpoint) {
   auto r = check_tcp_reachable("127.0.0.1", 1, 500);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("127.0.0.1:1"), std::string::npos);
+}
+
+TEST(Plan, an_engine_this_build_lacks_is_refused_with_how_to_build_it) {
+  // A registry of its own with an engine lane (the real ones live in
+  // hft-bench); llfix is known to every build, built only with HFT_LLFIX_DIR.
+  LaneRegistry lanes;
+  Lane lane;
+  lane.name = "tx";
+  lane.available = true;
+  lane.uses_engine = true;
+  lane.variants = lane.default_variants = {"unpaced"};
+  lane.run = [](const LaneConfig&, RunContext&) -> Expected<RunResult> { return Error{"not run"}; };
+  lanes.add(lane);
+  BenchConfig cfg;
+  cfg.lanes = {"tx"};
+  cfg.engines = {"llfix"};
+  cfg.out_dir = scratch();
+  auto plan = plan_bench(cfg, lanes);
+  std::filesystem::remove_all(cfg.out_dir);
+  if (const EngineInfo* info = EngineRegistry::instance().find("llfix"); info != nullptr && info->available) {
+    GTEST_SKIP() << "llfix is registered in this binary";
+  }
+  ASSERT_FALSE(plan.ok());
+  const std::string msg = plan.error().message;
+  EXPECT_NE(msg.find("--engines: engine 'llfix' is not available in this build (lane tx)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("configure with -DHFT_LLFIX_DIR="), std::string::npos) << msg;
 }
 
 }  // namespace

@@ -13,15 +13,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <sstream>
 #include <thread>
 
 #include "common/configs.hpp"
-#include "hft/codec/parser.hpp"
 #include "hft/engine/config.hpp"
 #include "hft/engine/journal_audit.hpp"
 #include "hft/lab/bench.hpp"
+#include "hft/lab/engine_adapter.hpp"
+#include "journals/foreign_journals.hpp"
 
 namespace hft::lab::lanes {
 
@@ -392,83 +392,6 @@ AuditResult audit_libhft_journal(const fs::path& dir, engine::DirectionSelect di
   return out;
 }
 
-// QuickFIX's FileStore: <prefix>.header holds "seq,offset,size " per stored
-// message, <prefix>.body the messages back to back.
-AuditResult audit_quickfix_store(const fs::path& header_file, std::uint64_t expected) {
-  AuditResult out;
-  fs::path body_file = header_file;
-  body_file.replace_extension(".body");
-  std::ifstream hf(header_file);
-  std::ifstream bf(body_file, std::ios::binary);
-  if (!hf || !bf) {
-    out.status = AuditResult::Status::kFail;
-    out.detail = "QuickFIX FileStore " + header_file.string() + ": cannot read it or its .body";
-    return out;
-  }
-  const std::string body((std::istreambuf_iterator<char>(bf)), std::istreambuf_iterator<char>());
-  std::uint64_t records = 0, orders = 0, failures = 0;
-  std::uint64_t prev_seq = 0, first_seq = 0;
-  std::map<std::string, std::uint64_t> per_type;
-  std::string first_failure;
-  const auto fail = [&](const std::string& why) {
-    ++failures;
-    if (first_failure.empty()) first_failure = why;
-  };
-  std::string entry;
-  while (hf >> entry) {
-    std::uint64_t seq = 0, offset = 0, size = 0;
-    if (std::sscanf(entry.c_str(), "%lu,%lu,%lu", &seq, &offset, &size) != 3) {
-      fail("header entry '" + entry + "' is not seq,offset,size");
-      continue;
-    }
-    ++records;
-    if (first_seq == 0) first_seq = seq;
-    if (prev_seq != 0 && seq != prev_seq + 1) {
-      fail("seq " + std::to_string(seq) + " follows " + std::to_string(prev_seq) + " (not contiguous)");
-    }
-    prev_seq = seq;
-    if (offset + size > body.size()) {
-      fail("seq " + std::to_string(seq) + ": record beyond the end of the body file");
-      continue;
-    }
-    const std::string_view msg(body.data() + offset, size);
-    const codec::FrameResult fr = codec::frame(msg);
-    if (fr.status != codec::FrameStatus::kComplete || fr.size != size) {
-      fail("seq " + std::to_string(seq) + ": framing/CheckSum: " + std::string(codec::to_string(fr.error)));
-      continue;
-    }
-    codec::MessageView view;
-    if (view.parse(msg) != codec::ParseStatus::kOk) {
-      fail("seq " + std::to_string(seq) + ": does not parse");
-      continue;
-    }
-    std::uint64_t msg_seq = 0;
-    if (!view.get_uint(34, msg_seq) || msg_seq != seq) fail("seq " + std::to_string(seq) + ": 34 differs");
-    const std::string type(view.msg_type());
-    ++per_type[type];
-    if (type == "D") {
-      ++orders;
-      if (view.get(453) != "2" || view.get(55) != ref::kSymbol) fail("seq " + std::to_string(seq) + ": order fields");
-    }
-  }
-  out.checked = records;
-  std::string detail = "QuickFIX FileStore " + header_file.string() + ": " + std::to_string(records) +
-                       " messages (" + per_type_text(per_type) + "), seqs " + std::to_string(first_seq) + ".." +
-                       std::to_string(prev_seq) + "; framing/CheckSum, MsgSeqNum, contiguity checked";
-  if (failures != 0) {
-    out.status = AuditResult::Status::kFail;
-    detail += "; FAILED: " + std::to_string(failures) + " failure(s), first: " + first_failure;
-  } else if (orders != expected) {
-    out.status = AuditResult::Status::kFail;
-    detail += "; FAILED: " + std::to_string(orders) + " orders, expected " + std::to_string(expected);
-  } else {
-    out.status = AuditResult::Status::kPass;
-    detail += "; 35=D count " + std::to_string(orders) + " == expected";
-  }
-  out.detail = std::move(detail);
-  return out;
-}
-
 }  // namespace
 
 AuditResult audit_client_journal(const fs::path& dir, std::uint64_t expected_orders) {
@@ -481,9 +404,11 @@ AuditResult audit_client_journal(const fs::path& dir, std::uint64_t expected_ord
                                 "client outbound journal");
   }
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().extension() == ".header") return audit_quickfix_store(entry.path(), expected_orders);
+    if (entry.path().extension() == ".header") return journals::audit_quickfix_store(entry.path(), expected_orders);
   }
-  return AuditResult{AuditResult::Status::kFail, 0, dir.string() + ": neither a libhft store nor a QuickFIX FileStore"};
+  if (journals::is_llfix_journal(dir)) return journals::audit_llfix_journal(dir, expected_orders);
+  return AuditResult{AuditResult::Status::kFail, 0,
+                     dir.string() + ": neither a libhft store, a QuickFIX FileStore nor an llfix journal"};
 }
 
 AuditResult audit_venue_store(const fs::path& session_dir, std::uint64_t orders, std::uint64_t reports) {
@@ -536,6 +461,9 @@ Expected<void> engine_lane_preflight(const LaneConfig& config) {
     }
   } else if (auto exe = venue_executable(); !exe) {
     return Error{"lane " + config.lane + ": " + exe.error().message};
+  }
+  if (const EngineInfo* info = EngineRegistry::instance().find(config.engine); info != nullptr && info->check) {
+    if (auto ok = info->check(config); !ok) return ok.error();
   }
   if (config.engine != "quickfix") {
     if (auto keys = journal_keys(config.segment_size, config.prealloc); !keys) return keys.error();

@@ -158,7 +158,8 @@ class VenueProcess {
 /// Audits the outbound journal a client engine wrote: libhft journals with
 /// hft::engine::audit_journal (record CRC, framing, CheckSum, dictionary
 /// validation, contiguous sequence numbers), QuickFIX FileStores
-/// (*.header/*.body) with the same framing, CheckSum and sequence checks.
+/// (*.header/*.body) and llfix serialised files (<n>.bin) with the
+/// same framing, CheckSum and sequence checks (journals/foreign_journals.hpp).
 /// Passes when every check passes and the journal holds exactly
 /// `expected_orders` NewOrderSingles.
 [[nodiscard]] AuditResult audit_client_journal(const std::filesystem::path& dir, std::uint64_t expected_orders);

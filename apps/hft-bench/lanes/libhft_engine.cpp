@@ -177,7 +177,7 @@ class LibhftAdapter final : public EngineAdapter {
 };
 
 EngineInfo make_libhft_engine() {
-  return EngineInfo{"libhft", true, [] { return std::unique_ptr<EngineAdapter>(new LibhftAdapter()); }};
+  return EngineInfo{"libhft", true, [] { return std::unique_ptr<EngineAdapter>(new LibhftAdapter()); }, {}, {}};
 }
 
 }  // namespace

@@ -5,14 +5,13 @@
 #include <memory>
 #include <string>
 
-#include "hft/lab/engine_adapter.hpp"
-#include "lane_support.hpp"
+#include "foreign_adapter.hpp"
 #include "qf_client.hpp"
 
 namespace hft::lab::lanes {
 namespace {
 
-class QuickfixAdapter final : public EngineAdapter {
+class QuickfixAdapter final : public ForeignClientAdapter<hft_bench_qf::QfClient> {
  public:
   std::string_view name() const noexcept override { return "quickfix"; }
   std::string version() const override {
@@ -21,31 +20,14 @@ class QuickfixAdapter final : public EngineAdapter {
 
   Expected<void> start(const LaneConfig& config) override {
     hft_bench_qf::QfSettings s;
-    s.host = config.venue_host;
-    s.port = config.venue_port;
+    set_venue_and_ids(s, config);
     store_dir_ = config.run_dir / "quickfix-store";
     std::error_code ec;
     std::filesystem::create_directories(store_dir_, ec);
     s.store_dir = store_dir_.string();
     s.spec_dir = spec_dir();
-    s.sender = std::string(ref::kSender);
-    s.target = std::string(ref::kTarget);
-    s.sender_sub = std::string(ref::kSenderSub);
-    s.target_sub = std::string(ref::kTargetSub);
-    std::string error;
-    client_ = hft_bench_qf::make_qf_client(s, error);
-    if (!client_) return Error{error};
-    if (!client_->start(error, 10'000)) return Error{error};
-    return {};
+    return start_client(hft_bench_qf::make_qf_client, s);
   }
-
-  bool send_new_order(std::uint64_t i) noexcept override { return client_->send_new_order(i); }
-
-  std::uint32_t poll_execution_reports(std::uint64_t& first_index) noexcept override {
-    return client_->poll(first_index);
-  }
-
-  std::size_t last_order_size() const noexcept override { return client_ ? client_->last_order_size() : 0; }
 
   Expected<std::filesystem::path> stop() override {
     if (!client_) return std::filesystem::path{};
@@ -61,12 +43,11 @@ class QuickfixAdapter final : public EngineAdapter {
   }
 
  private:
-  std::unique_ptr<hft_bench_qf::QfClient> client_;
   std::filesystem::path store_dir_;
 };
 
 EngineInfo make_quickfix_engine() {
-  return EngineInfo{"quickfix", true, [] { return std::unique_ptr<EngineAdapter>(new QuickfixAdapter()); }};
+  return EngineInfo{"quickfix", true, [] { return std::unique_ptr<EngineAdapter>(new QuickfixAdapter()); }, {}, {}};
 }
 
 }  // namespace

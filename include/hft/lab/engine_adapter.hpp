@@ -26,7 +26,7 @@ class EngineAdapter {
  public:
   virtual ~EngineAdapter() = default;
 
-  /// Engine name as given to --engines ("libhft", "quickfix").
+  /// Engine name as given to --engines ("libhft", "quickfix", "llfix").
   [[nodiscard]] virtual std::string_view name() const noexcept = 0;
   /// Engine version and build facts for the report.
   [[nodiscard]] virtual std::string version() const = 0;
@@ -59,9 +59,15 @@ struct EngineInfo {
   std::string name;
   bool available = false;
   std::function<std::unique_ptr<EngineAdapter>()> make;
+  /// Optional: refuses a run configuration the engine cannot honour (a
+  /// journal setting it has no equivalent for), with an error that names
+  /// the option. The engine lanes call it in their preflight, before any run.
+  std::function<Expected<void>(const LaneConfig&)> check;
+  /// For an unavailable engine: how to build it (appended to the error).
+  std::string build_hint;
 };
 
-/// The engine table; "libhft" and "quickfix" are always known.
+/// The engine table; "libhft", "quickfix" and "llfix" are always known.
 class EngineRegistry {
  public:
   static EngineRegistry& instance();
