@@ -113,8 +113,11 @@ Expected<std::unique_ptr<JournalStore>> JournalStore::open(const JournalStoreCon
   const std::uint64_t file_target = seq.next_target_seq();
   const bool sender_stale = ob_next > file_sender + 1;
   const bool target_stale = ib != nullptr && ib_next > file_target + 1;
-  const bool distrust =
-      (missing && journals_used) || (!missing && !file_epoch_behind && (sender_stale || target_stale));
+  // A file whose epoch was behind has just been reset to 1/1 above: the
+  // journals of the new epoch are normally empty then, and if they are not
+  // (the reset was done and traffic followed, and then the file was lost or
+  // replaced by an older copy) they are the truth like any other time.
+  const bool distrust = (missing && journals_used) || (!missing && (sender_stale || target_stale));
   if (!missing && ib == nullptr && sender_stale) {
     return Error{
         path + ": older than the outbound journal (next sender seq " + std::to_string(file_sender) +

@@ -341,6 +341,34 @@ TEST(JournalStore, a_crash_between_journal_reset_and_seqnum_reset_is_completed_o
   EXPECT_TRUE(replay_range(**s, 1, 100).empty());
 }
 
+TEST(JournalStore, an_old_seqnum_file_of_an_earlier_epoch_is_recovered_from_the_journals_of_the_new_one) {
+  // Fuzz finding (fuzz_journal_recovery): the file's epoch behind the
+  // journals was taken for a reset interrupted before the file was
+  // written, and the file reset to 1/1 although the new epoch's journals
+  // held traffic; the store then journaled seq 1 again after them.
+  TempDir dir;
+  std::vector<char> old_file;
+  {
+    auto s = JournalStore::open(store_config(dir.path()));
+    ASSERT_TRUE(s);
+    for (std::uint64_t q = 1; q <= 3; ++q) ASSERT_EQ(send(**s, q, message_for(q)), StoreStatus::kOk);
+    old_file = test::read_file(dir.sub("seqnums.dat"));  // a backup taken in epoch 1
+    ASSERT_EQ((*s)->reset(5000), StoreStatus::kOk);
+    for (std::uint64_t q = 1; q <= 10; ++q) ASSERT_EQ(send(**s, q, message_for(q)), StoreStatus::kOk);
+    for (std::uint64_t q = 1; q <= 6; ++q) ASSERT_EQ((*s)->store_inbound(q, 0, {"in", 2}), StoreStatus::kOk);
+    (*s)->set_next_target_seq(7);
+  }
+  test::write_file(dir.sub("seqnums.dat"), old_file);
+  auto s = JournalStore::open(store_config(dir.path()));
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ((*s)->epoch(), 2u);
+  EXPECT_EQ((*s)->next_sender_seq(), 11u);
+  EXPECT_EQ((*s)->next_target_seq(), 7u);
+  EXPECT_TRUE((*s)->recovery().seqnums_recovered);
+  EXPECT_TRUE(has_line((*s)->recovery().warnings, dir.sub("seqnums.dat") + ": older than the journals"))
+      << ::testing::PrintToString((*s)->recovery().warnings);
+}
+
 TEST(JournalStore, inbound_messages_are_journaled_when_configured) {
   TempDir dir;
   {
