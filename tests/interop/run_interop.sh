@@ -17,13 +17,17 @@
 #                           recover, so each one answers a ResendRequest
 #   --scenario heartbeat    HeartBtInt=1 and an idle period before the orders: heartbeats
 #                           flow both ways and the session stays up
+#   --resend-chunk N        (netdrop, hft-to-qf) hft-trader asks for its gap in
+#                           ResendRequests of at most N messages (ResendRequestChunkSize),
+#                           each answered by QuickFIX, and the gap is still recovered
+#                           (QuickFIX 1.15 has no such setting, so qf-to-hft cannot)
 #
 # usage: run_interop.sh --direction D --version V --scenario S --orders N
-#          [--disconnect-after K] [--idle S] [--proxy EXE] --hft-venue EXE --hft-trader EXE --qf-peer EXE
+#          [--disconnect-after K] [--idle S] [--resend-chunk N] [--proxy EXE] --hft-venue EXE --hft-trader EXE --qf-peer EXE
 #          --spec-dir DIR --data-dir DIR --work-dir DIR
 set -uo pipefail
 
-direction="" version="" scenario="" orders="" disconnect_after="" idle=5
+direction="" version="" scenario="" orders="" disconnect_after="" idle=5 chunk=0
 hft_venue="" hft_trader="" qf_peer="" proxy="" spec_dir="" data_dir="" work_dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -33,6 +37,7 @@ while [ $# -gt 0 ]; do
     --orders) orders=$2; shift 2 ;;
     --disconnect-after) disconnect_after=$2; shift 2 ;;
     --idle) idle=$2; shift 2 ;;
+    --resend-chunk) chunk=$2; shift 2 ;;
     --hft-venue) hft_venue=$2; shift 2 ;;
     --hft-trader) hft_trader=$2; shift 2 ;;
     --qf-peer) qf_peer=$2; shift 2 ;;
@@ -60,6 +65,10 @@ case "$scenario" in
   *) echo "run_interop.sh: --scenario flow|reconnect|netdrop|heartbeat" >&2; exit 2 ;;
 esac
 case "$direction" in qf-to-hft|hft-to-qf) ;; *) echo "run_interop.sh: bad --direction" >&2; exit 2 ;; esac
+if [ "$chunk" -gt 0 ] && { [ "$direction" != hft-to-qf ] || [ "$scenario" != netdrop ]; }; then
+  echo "run_interop.sh: --resend-chunk is for --direction hft-to-qf --scenario netdrop" >&2
+  exit 2
+fi
 
 rm -rf "$work_dir"
 mkdir -p "$work_dir/acceptor_log" "$work_dir/initiator_log" "$work_dir/acceptor_store" "$work_dir/initiator_store"
@@ -156,6 +165,7 @@ else
         --store "$work_dir/initiator_store" --set JournalSegmentSize=4M --set SendBufferSize=16M --log-level info)
   [ "$scenario" = reconnect ] && args+=(--disconnect-after "$disconnect_after")
   [ "$scenario" = heartbeat ] && args+=(--idle "$idle")
+  [ "$chunk" -gt 0 ] && args+=(--set "ResendRequestChunkSize=$chunk")
   "$hft_trader" "${args[@]}" >"$work_dir/initiator.out" 2>&1 &
 fi
 initiator_pid=$!
@@ -275,6 +285,14 @@ if [ "$direction" = hft-to-qf ]; then
 else
   hft_orders=$(sed -n 's/^hft-venue: \([0-9]*\) orders.*/\1/p' "$work_dir/acceptor.out" | tail -n 1)
   check "hft-venue answered every order once (${hft_orders:-?}/$orders)" eq "$hft_orders" "$orders"
+fi
+if [ "$chunk" -gt 0 ]; then
+  # hft-trader's requests, as it logged them.
+  requests=$(grep -o 'Sent ResendRequest FROM: [0-9]* TO: [0-9]*' "$work_dir/initiator.out")
+  n_requests=$(echo "$requests" | grep -c FROM)
+  widest=$(echo "$requests" | awk '{ n = ($NF == 0) ? 1e9 : $NF - $(NF-2) + 1; if (n > w) w = n } END { print w + 0 }')
+  check "the initiator's gap took several chunked ResendRequests ($n_requests)" ge "$n_requests" 2
+  check "each covered at most $chunk messages (widest: $widest)" test "$widest" -le "$chunk"
 fi
 echo "total $(elapsed) s (initiator ${initiator_secs} s)"
 if [ "$failures" -ne 0 ]; then
