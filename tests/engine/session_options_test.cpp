@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <memory>
+#include <thread>
 #include <utility>
 #include <string>
 
@@ -138,6 +140,42 @@ TEST(SessionOptions, validate_checksum_off_accepts_a_wrong_checksum) {
   c.send(wrong_checksum(raw_fix("1", 2, "112=accepted\x01")));
   EXPECT_FALSE(c.until("112=accepted").empty());
   EXPECT_EQ(s.engine->session(0).next_target_seq(), 3u);
+}
+
+TEST(SessionOptions, a_peer_that_logs_on_with_next_expected_msg_seq_num_gets_what_it_missed) {
+  // The engine sends two Heartbeats (2, 3) the peer never saw; the peer
+  // reconnects saying, with 789, that it expects 2: the Logon answer states
+  // what the engine expects (789) and the gap is filled without a
+  // ResendRequest.
+  NullApp app;
+  auto engine = acceptor("", app);
+  ASSERT_TRUE(engine);
+  {
+    Client c(*engine);
+    c.send(logon());
+    ASSERT_FALSE(c.until("35=A").empty());
+    c.send(raw_fix("1", 2, "112=one\x01"));
+    ASSERT_FALSE(c.until("112=one").empty());
+    c.send(raw_fix("1", 3, "112=two\x01"));
+    ASSERT_FALSE(c.until("112=two").empty());
+  }
+  // Closed without a Logout; the engine notices and keeps the numbers.
+  for (int i = 0; i < 200 && engine->session(0).is_logged_on(); ++i) {
+    engine->poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_FALSE(engine->session(0).is_logged_on());
+  Client c(*engine);
+  c.send(raw_fix("A", 4,
+                 "98=0\x01"
+                 "108=30\x01"
+                 "789=2\x01"));
+  const std::string answer = c.until("123=Y");
+  EXPECT_TRUE(has_field(answer, "35=A")) << answer;
+  EXPECT_TRUE(has_field(answer, "789=5")) << "the engine expects the peer's 5 next: " << answer;
+  EXPECT_TRUE(has_field(answer, "35=4")) << "a gap fill over the two Heartbeats: " << answer;
+  EXPECT_TRUE(has_field(answer, "36=4")) << answer;
+  EXPECT_FALSE(has_field(answer, "35=2")) << "no ResendRequest was needed: " << answer;
 }
 
 TEST(SessionOptions, time_stamp_precision_sets_the_digits_of_sending_time) {
