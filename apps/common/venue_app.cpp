@@ -72,6 +72,10 @@ VenueApplication::VenueApplication(VenueOptions options)
 session::Decision VenueApplication::from_app(session::Session& session, const codec::MessageView& message,
                                              const session::InboundInfo& info) noexcept {
   if (message.msg_type() != "D") return session::Decision::unsupported_message_type();
+  if (options_.sink) {
+    ++counters_.orders;
+    return session::Decision::accept();
+  }
   const std::string_view cl_ord_id = message.get(tag::kClOrdID);
   if (info.poss_dup) [[unlikely]] {
     ++counters_.possdup_orders;

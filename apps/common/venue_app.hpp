@@ -71,6 +71,10 @@ class OrderIdSet {
 
 struct VenueOptions {
   bool fill = true;  ///< send a fill after the "new" acknowledgement
+  /// hft-venue --sink: accept and count orders (each is journaled inbound by
+  /// the session) but answer none, as llfix's benchmark server does: the
+  /// lab's tx boundary without ExecutionReports sharing the loopback.
+  bool sink = false;
   /// ClOrdIDs remembered to recognise a resent order (hft-venue
   /// --dedup-capacity). Full: orders still execute but are no longer
   /// remembered (VenueCounters::dedup_full, one WARN line); 0 turns the
@@ -81,7 +85,7 @@ struct VenueOptions {
 };
 
 struct VenueCounters {
-  std::uint64_t orders = 0;  ///< orders executed
+  std::uint64_t orders = 0;  ///< orders executed (with sink: received)
   std::uint64_t reports_sent = 0;
   std::uint64_t send_failures = 0;
   std::uint64_t logons = 0;

@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   int port = 9878;
   int core = -1;
   std::size_t dedup_capacity = hft::apps::VenueOptions{}.dedup_capacity;
-  bool conformance = false, no_fill = false, busy = false;
+  bool conformance = false, no_fill = false, busy = false, sink = false;
   cli.add_option("--config", config_path, "QuickFIX-style session file (overrides the session flags)");
   cli.add_option("--port", port, "port to listen on (0: any free port, see --port-file)");
   std::string host, username, password;
@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
   cli.add_option("--core", core, "pin the engine thread to this CPU");
   cli.add_flag("--busy-poll", busy, "poll sockets without sleeping (burns a core)");
   cli.add_flag("--no-fill", no_fill, "acknowledge orders without filling them");
+  cli.add_flag("--sink", sink, "accept and journal orders but answer none (the lab's sink boundary)")
+      ->excludes("--no-fill");
   cli.add_option(
          "--dedup-capacity", dedup_capacity,
          "ClOrdIDs remembered (preallocated) so that a resent order (PossDupFlag=Y) is not executed twice; "
@@ -91,6 +93,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (sink && conformance) {
+    std::fprintf(stderr, "hft-venue: --sink and --conformance exclude each other\n");
+    return 2;
+  }
   std::string extra;
   if (!host.empty()) extra += "SocketAcceptHost=" + host + "\n";
   if (!username.empty()) extra += "Username=" + username + "\n";
@@ -122,6 +128,7 @@ int main(int argc, char** argv) {
   hft::engine::StreamLogger logger(level);
   hft::apps::VenueOptions venue_options;
   venue_options.fill = !no_fill;
+  venue_options.sink = sink;
   venue_options.dedup_capacity = dedup_capacity;
   venue_options.logger = &logger;
   hft::apps::VenueApplication venue(venue_options);

@@ -40,8 +40,9 @@ TEST_F(HftBenchLanes, every_lane_runs_and_every_journal_audit_passes) {
                                   " --segment-size 1MiB --clients 4");
   ASSERT_TRUE(report.is_object());
   const std::size_t n_engines = engines().find(',') == std::string::npos ? 1 : 2;
-  // floor 4 variants, tx 2 and rtt 2 per engine, rx 1, codec 3.
-  ASSERT_EQ(report["runs"].size(), 4 + 4 * n_engines + 1 + 3);
+  // floor 4 variants, tx 4 (unpaced, paced, each also against a sink venue)
+  // and rtt 2 per engine, rx 1, codec 3.
+  ASSERT_EQ(report["runs"].size(), 4 + 6 * n_engines + 1 + 3);
 
   std::map<std::string, int> per_lane;
   std::set<std::string> tx_engines;
@@ -86,7 +87,20 @@ TEST_F(HftBenchLanes, every_lane_runs_and_every_journal_audit_passes) {
       const std::string bytes = run["notes"]["order bytes on the wire (last)"];
       EXPECT_GE(std::stoi(bytes), 230) << id;
       EXPECT_LE(std::stoi(bytes), 250) << id;
-      if (run["variant"] == "paced") {
+      const std::string variant = run["variant"];
+      const bool sink = variant.size() > 5 && variant.compare(variant.size() - 5, 5, "-sink") == 0;
+      // Against the sink venue nothing is answered, and its outbound
+      // journal is audited to hold no ExecutionReport; otherwise one per order.
+      const std::string counts = run["notes"]["orders sent / ExecutionReports received"];
+      EXPECT_EQ(counts, std::to_string(calls + 200) + " / " + std::to_string(sink ? 0 : calls + 200)) << id;
+      const std::string venue = run["notes"]["venue"];
+      EXPECT_NE(venue.find(sink ? "--sink" : "--no-fill"), std::string::npos) << id << ": " << venue;
+      if (lane == "tx") {
+        EXPECT_NE(detail.find("35=8 count " + std::to_string(sink ? 0 : calls + 200) + " == expected"),
+                  std::string::npos)
+            << id << ": " << detail;
+      }
+      if (variant == "paced" || variant == "paced-sink") {
         ASSERT_NE(series_named(run, "scheduler_delay"), nullptr) << id;
         ASSERT_NE(series_named(run, "response"), nullptr) << id;
         EXPECT_EQ(run["target_rate"], 5000.0) << id;
@@ -98,7 +112,7 @@ TEST_F(HftBenchLanes, every_lane_runs_and_every_journal_audit_passes) {
     }
   }
   EXPECT_EQ(per_lane["floor"], 4);
-  EXPECT_EQ(per_lane["tx"], 2 * static_cast<int>(n_engines));
+  EXPECT_EQ(per_lane["tx"], 4 * static_cast<int>(n_engines));
   EXPECT_EQ(per_lane["rtt"], 2 * static_cast<int>(n_engines));
   EXPECT_EQ(per_lane["rx"], 1);
   EXPECT_EQ(per_lane["codec"], 3);

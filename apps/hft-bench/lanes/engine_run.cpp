@@ -19,6 +19,7 @@ std::string mib(std::uint64_t bytes) {
 // Everything after the adapter connected, on the client thread.
 Expected<void> drive(EngineRun& run, const EngineLoop& loop) {
   if (auto e = loop(run); !e) return e;
+  if (run.sink) return {};  // the Logout, after every order, tells when the venue has them all
   // Every order gets one report: wait for the last before logging out, so
   // the venue's journals hold the whole run when they are audited.
   const std::uint64_t deadline = tsc_now() + ticks(run.hz, 30.0);
@@ -48,6 +49,7 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
 
   RunResult result;
   std::optional<Error> error;
+  const bool sink = config.variant.size() > 5 && config.variant.compare(config.variant.size() - 5, 5, "-sink") == 0;
   std::thread client([&] {
     core::name_current_thread(config.lane + "-client");
     ThreadPlacement place{"client", config.client_core, -1, -1};
@@ -66,6 +68,7 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
       spec.segment_size = config.segment_size;
       spec.prealloc = config.prealloc;
       spec.busy_poll = true;
+      spec.sink = sink;
       auto started = VenueProcess::start(spec, config.run_dir);
       if (!started) {
         error = Error{"venue: " + started.error().message};
@@ -76,7 +79,8 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
       cfg.venue_port = venue->port();
       result.notes.emplace_back("venue", "hft-venue pid " + std::to_string(venue->pid()) + " on 127.0.0.1:" +
                                              std::to_string(venue->port()) +
-                                             " (busy poll, --no-fill: one ExecutionReport per order, journal " +
+                                             (sink ? " (busy poll, --sink: orders journaled, none answered, journal "
+                                                   : " (busy poll, --no-fill: one ExecutionReport per order, journal ") +
                                              mib(config.segment_size) + " segments)");
     } else {
       result.notes.emplace_back("venue", "external " + cfg.venue_host + ":" + std::to_string(cfg.venue_port));
@@ -104,6 +108,7 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
     if (venue) result.threads.push_back({"venue", config.server_core, venue->engine_cpu(), -1});
 
     EngineRun run{config, context, *adapter, result, context.tsc->hz()};
+    run.sink = sink;
     if (context.progress_total != nullptr) context.progress_total->store(config.warmup + config.calls);
     Expected<void> driven = drive(run, loop);
     place.cpu_at_end = core::current_cpu();
@@ -142,7 +147,7 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
     if (venue) {
       const auto session_dir = venue->store_dir() / (std::string(ref::kBeginString) + "-" +
                                                      std::string(ref::kTarget) + "-" + std::string(ref::kSender));
-      audits.emplace_back("venue", audit_venue_store(session_dir, run.orders, run.orders));
+      audits.emplace_back("venue", audit_venue_store(session_dir, run.orders, sink ? 0 : run.orders));
     }
     result.audit = combine_audits(audits);
     result.notes.emplace_back("journal disk use", remove_run_journals(config.run_dir, result.audit));
@@ -166,7 +171,7 @@ Lane make_engine_lane(std::string name, std::string summary,
                                                          RunContext& ctx) -> Expected<RunResult> {
     for (const auto& [variant, loop] : loops) {
       if (cfg.variant != variant) continue;
-      if (variant == "paced" && !(cfg.rate > 0)) return Error{name + " paced: --rate must be > 0"};
+      if (variant.rfind("paced", 0) == 0 && !(cfg.rate > 0)) return Error{name + " " + variant + ": --rate must be > 0"};
       return run_engine_lane(cfg, ctx, loop);
     }
     return Error{name + ": unknown variant '" + cfg.variant + "'"};

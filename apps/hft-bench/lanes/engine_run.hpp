@@ -29,6 +29,9 @@ struct EngineRun {
   std::uint64_t reports = 0;     ///< ExecutionReports received so far (the loop adds to it)
   std::uint64_t orders = 0;      ///< orders sent so far (warm-up included; the loop adds to it)
   std::uint64_t mismatches = 0;  ///< reports whose ClOrdID was not the one expected
+  /// The venue is a sink (variants "...-sink"): it answers nothing, so there
+  /// is no report to wait for and no flow control by reports.
+  bool sink = false;
 
   /// Polls once and adds to `reports`; returns what the adapter returned.
   std::uint32_t poll(std::uint64_t& first_index) noexcept {
@@ -42,12 +45,15 @@ struct EngineRun {
 using EngineLoop = std::function<Expected<void>(EngineRun&)>;
 
 /// Runs one engine lane run (see the file comment). The venue answers each
-/// order with exactly one ExecutionReport (hft-venue --no-fill).
+/// order with exactly one ExecutionReport (hft-venue --no-fill), or, for a
+/// variant whose name ends in "-sink", answers none (hft-venue --sink): its
+/// inbound journal must then hold every order and its outbound journal no
+/// ExecutionReport.
 [[nodiscard]] Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& context,
                                                   const EngineLoop& loop);
 
 /// A lane of engine runs (tx, rtt): run once per --engines entry, one loop
-/// per variant (in this order, all run by default); a variant named "paced"
+/// per variant (in this order, all run by default); a variant whose name starts with "paced"
 /// needs --rate > 0.
 [[nodiscard]] Lane make_engine_lane(std::string name, std::string summary,
                                     std::vector<std::pair<std::string, EngineLoop>> loops);

@@ -96,6 +96,9 @@ struct VenueSpec {
   bool journal = true;           ///< FileStorePath under the run directory
   std::uint64_t segment_size = 64ULL << 20;
   bool prealloc = true;
+  /// hft-venue --sink (orders journaled, none answered) instead of --no-fill
+  /// (one ExecutionReport per order).
+  bool sink = false;
   int core = -1;
   std::string socket_receive_buffer;  ///< SocketReceiveBufferSize value, empty: default
 };
