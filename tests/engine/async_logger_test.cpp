@@ -89,7 +89,7 @@ TEST(AsyncLogger, log_allocates_nothing_over_100000_calls_with_drops_and_rate_li
   raw->stop();
   const auto stats = raw->stats();
   EXPECT_GT(stats.dropped, 0u) << "a 64-record ring overflows under this burst";
-  EXPECT_EQ(stats.written + stats.dropped, stats.logged + stats.dropped);
+  EXPECT_EQ(stats.written, stats.logged) << "every record put in the ring was written";
 }
 
 TEST(AsyncLogger, every_line_arrives_in_order_in_the_stream_logger_format) {
