@@ -25,6 +25,7 @@
 #include "hft/codec/dictionary.hpp"
 #include "hft/codec/printer.hpp"
 #include "hft/core/clock.hpp"
+#include "hft/engine/async_logger.hpp"
 #include "hft/engine/engine.hpp"
 #include "hft/engine/log.hpp"
 
@@ -249,7 +250,16 @@ int main(int argc, char** argv) {
     host = section.connect_endpoints().front().host;
     port = section.connect_endpoints().front().port;
   }
-  hft::engine::StreamLogger logger(level);
+  // Events are formatted and written by a writer thread: the engine thread only copies them.
+  hft::engine::AsyncLoggerOptions log_options;
+  log_options.level = level;
+  log_options.to_stderr = true;
+  auto async_log = hft::engine::AsyncLogger::create(std::move(log_options));
+  if (!async_log) {
+    std::fprintf(stderr, "hft-trader: %s\n", async_log.error().message.c_str());
+    return 2;
+  }
+  hft::engine::AsyncLogger& logger = **async_log;
   Trader trader(show, orders);
   auto engine = hft::engine::Engine::create(*config, trader, &logger);
   if (!engine) {

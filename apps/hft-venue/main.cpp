@@ -11,11 +11,13 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <utility>
 
 #include "common/configs.hpp"
 #include "common/conformance_app.hpp"
 #include "common/venue_app.hpp"
 #include "hft/core/cpu.hpp"
+#include "hft/engine/async_logger.hpp"
 #include "hft/engine/engine.hpp"
 #include "hft/engine/log.hpp"
 
@@ -125,7 +127,16 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  hft::engine::StreamLogger logger(level);
+  // Events are formatted and written by a writer thread: the engine thread only copies them.
+  hft::engine::AsyncLoggerOptions log_options;
+  log_options.level = level;
+  log_options.to_stderr = true;
+  auto async_log = hft::engine::AsyncLogger::create(std::move(log_options));
+  if (!async_log) {
+    std::fprintf(stderr, "hft-venue: %s\n", async_log.error().message.c_str());
+    return 2;
+  }
+  hft::engine::AsyncLogger& logger = **async_log;
   hft::apps::VenueOptions venue_options;
   venue_options.fill = !no_fill;
   venue_options.sink = sink;

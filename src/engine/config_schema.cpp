@@ -280,9 +280,13 @@ constexpr std::array kSchema = {
             .description = "Finished segments kept per journal; older ones are deleted. 0: keep all.",
             .min = 0, .max = 1'000'000},
     KeySpec{.name = "FileLogPath", .type = T::kPath,
-            .description = "Accepted and ignored: the journal under FileStorePath holds every message; events "
-                           "go to LogFile.",
-            .support = S::kIgnored},
+            .description = "Directory (created if missing) where each session's event log goes to its own file, "
+                           "named as QuickFIX names it: `FIX.4.4-SENDER-TARGET.event.current.log` "
+                           "(`-QUALIFIER` appended when there is one); engine-level lines go to "
+                           "`GLOBAL.event.current.log` in [DEFAULT]'s FileLogPath. Messages are not copied "
+                           "there (no `.messages.current.log`): the journal under FileStorePath holds every "
+                           "message (`hft-journal` dumps it). A directory or file that cannot be created "
+                           "stops the start. Written by the log writer thread (docs/logging.md)."},
     KeySpec{.name = "FileLogBackupPath", .type = T::kPath, .description = "Accepted and ignored.",
             .support = S::kIgnored},
     KeySpec{.name = "ScreenLogShowIncoming", .type = T::kBool, .description = "Accepted and ignored.",
@@ -359,9 +363,21 @@ constexpr std::array kSchema = {
             .scope = kEngine},
     KeySpec{.name = "LogFile", .type = T::kPath,
             .description = "File the engine appends its event log to (as well as to the application's logger, "
-                           "if it passes one); a file that cannot be opened stops the start. Default: standard "
-                           "error when the application passes no logger.",
+                           "if it passes one, and to FileLogPath); a file that cannot be opened stops the start. "
+                           "Default: standard error when the application passes no logger and FileLogPath is "
+                           "not set. Written by the log writer thread (docs/logging.md).",
             .scope = kEngine},
+    KeySpec{.name = "LogRingSize", .type = T::kInt, .default_value = "8192",
+            .description = "Event lines the engine thread can hand to the log writer before it catches up "
+                           "(rounded up to a power of two; 512 bytes each, allocated at start). When the ring "
+                           "is full a line is dropped and counted, and the writer logs \"N log lines dropped "
+                           "(log ring full)\" once it has caught up.",
+            .min = 16, .max = 1 << 24, .scope = kEngine},
+    KeySpec{.name = "LogRateLimit", .type = T::kInt, .default_value = "100",
+            .description = "WARN lines (what a counterparty can cause per message: garbled input, gaps, "
+                           "rejects) logged per session in a one-second window; those over it are counted and "
+                           "summed up as \"K similar lines suppressed\" when the window ends. 0: unlimited.",
+            .min = 0, .max = 1'000'000, .scope = kEngine},
     KeySpec{.name = "HttpAcceptPort", .type = T::kPort,
             .description = "Accepted and ignored: QuickFIX's HTTP status page.", .min = 0, .max = 65535,
             .scope = kEngine, .support = S::kIgnored},

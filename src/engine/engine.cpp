@@ -12,6 +12,8 @@
 #include "hft/core/clock.hpp"
 #include "hft/core/cpu.hpp"
 #include "hft/core/idle.hpp"
+#include "hft/engine/async_logger.hpp"
+#include "hft/engine/event_log.hpp"
 #include "hft/engine/log.hpp"
 #include "hft/engine/session_config.hpp"
 #include "hft/store/journal_service.hpp"
@@ -25,31 +27,6 @@ namespace hft::engine {
 
 namespace {
 
-// The engine's event log: LogLevel filters, LogFile (or standard error when
-// the application gives no logger) receives, and the application's logger,
-// if any, receives too.
-class EngineLogger final : public session::Logger {
- public:
-  EngineLogger(session::Logger* user, std::unique_ptr<StreamLogger> own, int min_level) noexcept
-      : user_(user), own_(std::move(own)), min_level_(min_level) {}
-
-  [[nodiscard]] bool enabled(session::LogLevel level) const noexcept override {
-    if (static_cast<int>(level) < min_level_) return false;
-    return (user_ != nullptr && user_->enabled(level)) || (own_ != nullptr && own_->enabled(level));
-  }
-  void log(session::LogLevel level, const session::SessionID& session,
-           std::string_view text) noexcept override {
-    if (static_cast<int>(level) < min_level_) return;
-    if (user_ != nullptr && user_->enabled(level)) user_->log(level, session, text);
-    if (own_ != nullptr && own_->enabled(level)) own_->log(level, session, text);
-  }
-
- private:
-  session::Logger* user_;
-  std::unique_ptr<StreamLogger> own_;
-  int min_level_;  // session::LogLevel as int; above kError: off
-};
-
 // LogLevel as a minimum session::LogLevel (as int): trace and debug are the
 // session's debug level; off is above every level.
 int min_log_level(std::string_view name) noexcept {
@@ -60,26 +37,79 @@ int min_log_level(std::string_view name) noexcept {
   return static_cast<int>(session::LogLevel::kInfo);
 }
 
-Expected<std::unique_ptr<session::Logger>> make_logger(const Config& config, session::Logger* user) {
+session::SessionID logger_id(const SessionId& id) {
+  return session::SessionID{id.begin_string, id.sender_comp_id, id.target_comp_id, id.qualifier};
+}
+
+// The engine's event log: LogLevel filters; LogFile, FileLogPath (or standard
+// error when the application gives no logger and neither is set) are written
+// by an AsyncLogger, off the engine thread; the application's logger, if any,
+// receives the lines too.
+Expected<std::unique_ptr<EventLog>> make_logger(const Config& config, session::Logger* user) {
   const Section& d = config.defaults();
   auto level_name = d.get_string("LogLevel");
   if (!level_name) return level_name.error();
   const int min_level = min_log_level(*level_name);
-  // A logger of the application's own is filtered only when LogLevel is set.
-  const int user_min = d.has("LogLevel") ? min_level : 0;
-  const auto stream_level = static_cast<session::LogLevel>(std::min(min_level, 3));
-  std::unique_ptr<StreamLogger> own;
+  auto ring_size = d.get_int("LogRingSize");
+  if (!ring_size) return ring_size.error();
+  auto rate_limit = d.get_int("LogRateLimit");
+  if (!rate_limit) return rate_limit.error();
+
+  AsyncLoggerOptions own;
+  own.level = static_cast<session::LogLevel>(std::min(min_level, 3));
+  own.ring_size = static_cast<std::size_t>(*ring_size);
+  bool directories = false;
+  if (d.has("FileLogPath")) {
+    auto dir = d.get_string("FileLogPath");
+    if (!dir) return dir.error();
+    own.directory = *dir;
+    directories = true;
+  }
+  std::vector<session::SessionID> ids;
+  for (const Section& section : config.sessions()) {
+    AsyncLoggerOptions::Session s{.id = logger_id(section.session_id()), .directory = {}};
+    if (section.has("FileLogPath")) {
+      auto dir = section.get_string("FileLogPath");
+      if (!dir) return dir.error();
+      s.directory = *dir;
+      directories = true;
+    }
+    ids.push_back(s.id);
+    own.sessions.push_back(std::move(s));
+  }
   if (d.has("LogFile")) {
     auto path = d.get_string("LogFile");
     if (!path) return path.error();
-    auto opened = StreamLogger::open(*path, stream_level);
-    if (!opened) return Error{d.where("LogFile") + ": LogFile: " + opened.error().message};
-    own = std::move(*opened);
-  } else if (user == nullptr) {
-    own = std::make_unique<StreamLogger>(stream_level);
+    own.file = *path;
   }
-  return std::unique_ptr<session::Logger>(
-      std::make_unique<EngineLogger>(user, std::move(own), user != nullptr ? user_min : min_level));
+  own.to_stderr = user == nullptr && own.file.empty() && !directories;
+  std::unique_ptr<AsyncLogger> async;
+  if (own.to_stderr || !own.file.empty() || directories) {
+    // The message names the path at fault: LogFile's, or one FileLogPath's.
+    const std::string file = own.file;
+    auto created = AsyncLogger::create(std::move(own));
+    if (!created) {
+      const std::string& why = created.error().message;
+      if (!file.empty() && why.rfind(file, 0) == 0) return Error{d.where("LogFile") + ": LogFile: " + why};
+      const Section* where = &d;
+      for (const Section& section : config.sessions()) {
+        auto dir = section.get_string("FileLogPath");
+        if (section.has("FileLogPath") && dir && why.rfind(*dir, 0) == 0) {
+          where = &section;
+          break;
+        }
+      }
+      return Error{where->where("FileLogPath") + ": FileLogPath: " + why};
+    }
+    async = std::move(*created);
+  }
+  EventLogOptions options;
+  options.min_level = min_level;
+  // A logger of the application's own is filtered only when LogLevel is set.
+  options.user_min_level = d.has("LogLevel") ? min_level : 0;
+  if (user != nullptr && !d.has("LogLevel")) options.min_level = 0;
+  options.rate_limit = static_cast<std::uint32_t>(*rate_limit);
+  return std::make_unique<EventLog>(user, std::move(async), std::move(ids), options);
 }
 
 }  // namespace
@@ -382,6 +412,7 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
       refusals_.record(Refusal::kNoSlot, {}, {}, now.mono_ns, n);
     }
     refusals_.flush(now.mono_ns);
+    engine_.log_owner_->flush_suppressed(now.mono_ns);
   }
 
   void flush_log() noexcept { refusals_.flush(core::monotonic_ns(), true); }
@@ -524,6 +555,7 @@ Engine::Engine() = default;
 
 Engine::~Engine() {
   if (handler_) handler_->flush_log();
+  if (log_owner_) log_owner_->flush_suppressed(INT64_MAX);
   // The reactor closes its connections on destruction and reports them to the
   // handler and the sessions: it goes first, while they still exist.
   reactor_.reset();
@@ -540,6 +572,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, session::
   if (!logger) return logger.error();
   engine->log_owner_ = std::move(*logger);
   engine->log_ = engine->log_owner_.get();
+  EventLog* events = engine->log_owner_.get();
   session::Logger* log = engine->log_;
   auto reactor_opts = reactor_options(config);
   if (!reactor_opts) return reactor_opts.error();
@@ -629,6 +662,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, session::
     auto created = session::Session::create(std::move(setup->settings), *slot->store, app, *slot, log, now);
     if (!created) return Error{section.where("") + ": " + created.error().message};
     slot->session = std::move(*created);
+    events->bind(slot->session->id());
 
     if (initiator) {
       auto opts = connector_options(section);

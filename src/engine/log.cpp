@@ -36,6 +36,10 @@ void stamp(char (&out)[32]) noexcept {
 
 void StreamLogger::log(session::LogLevel level, const session::SessionID& session, std::string_view text) noexcept {
   if (!enabled(level)) return;
+  if (session.begin_string.empty()) {  // an engine-level event
+    log(level, text);
+    return;
+  }
   char ts[32];
   stamp(ts);
   const auto lv = session::to_string(level);

@@ -37,6 +37,8 @@ class JournalService;
 
 namespace hft::engine {
 
+class EventLog;
+
 /// Counters of the whole engine (monotonic).
 struct EngineStats {
   std::uint64_t connections_accepted = 0;
@@ -66,9 +68,12 @@ class Engine {
   /// created. `app` and `log` must outlive the engine. Errors name the
   /// file, line and key at fault.
   ///
-  /// Events go to `log` and, if [DEFAULT] sets LogFile, to that file; with
-  /// neither, to standard error. LogLevel is the least severe event kept
-  /// (it filters `log` only when set explicitly).
+  /// Events go to `log` and, if [DEFAULT] sets LogFile, to that file, and
+  /// with FileLogPath to one file per session (docs/logging.md); with none of
+  /// them, to standard error. The engine's own files and standard error are
+  /// written by a writer thread (AsyncLogger), never on the engine thread.
+  /// LogLevel is the least severe event kept (it filters `log` only when set
+  /// explicitly); LogRateLimit bounds each session's WARN lines.
   [[nodiscard]] static Expected<std::unique_ptr<Engine>> create(const Config& config,
                                                                 session::Application& app,
                                                                 session::Logger* log = nullptr);
@@ -109,7 +114,7 @@ class Engine {
   void apply_logon_window(Slot& slot, const session::Instant& now) noexcept;
 
   // First member: destroyed last, after the sessions and the reactor that log.
-  std::unique_ptr<session::Logger> log_owner_;
+  std::unique_ptr<EventLog> log_owner_;
   std::unique_ptr<transport::Reactor> reactor_;
   std::unique_ptr<store::JournalService> journal_service_;
   std::vector<std::unique_ptr<Slot>> slots_;
