@@ -783,6 +783,8 @@ session::Session* Engine::find(const session::SessionID& id) noexcept {
   return nullptr;
 }
 
+std::uint64_t Engine::connection_buffer_bytes() const noexcept { return reactor_->buffer_bytes(); }
+
 int Engine::listen_port(std::size_t listener_index) const noexcept {
   return listener_index < ports_.size() ? ports_[listener_index] : 0;
 }

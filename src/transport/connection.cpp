@@ -66,11 +66,13 @@ void Connection::open(int fd, const ConnectionBuffers& buffers, bool quickack, O
   if (recv_capacity_ != receive_size) {
     recv_buf_.reset(new char[receive_size]);
     std::memset(recv_buf_.get(), 0, receive_size);
+    reactor_->buffer_bytes_.fetch_add(receive_size - recv_capacity_, std::memory_order_relaxed);
     recv_capacity_ = receive_size;
   }
   if (send_capacity_ != buffers.send_size) {
     send_buf_.reset(buffers.send_size > 0 ? new char[buffers.send_size] : nullptr);
     if (buffers.send_size > 0) std::memset(send_buf_.get(), 0, buffers.send_size);
+    reactor_->buffer_bytes_.fetch_add(buffers.send_size - send_capacity_, std::memory_order_relaxed);
     send_capacity_ = buffers.send_size;
   }
   recv_begin_ = recv_end_ = 0;

@@ -104,6 +104,10 @@ class Engine {
   /// The session with `id` (qualifier included), or nullptr.
   [[nodiscard]] session::Session* find(const session::SessionID& id) noexcept;
   [[nodiscard]] const EngineStats& stats() const noexcept { return stats_; }
+  /// Heap bytes of the connection slots' receive and send buffers
+  /// (transport::Reactor::buffer_bytes): bounded by the slot count, not by
+  /// traffic. Readable from any thread while the engine runs.
+  [[nodiscard]] std::uint64_t connection_buffer_bytes() const noexcept;
   /// Port a listener is bound to (useful with SocketAcceptPort=0), or 0.
   [[nodiscard]] int listen_port(std::size_t listener_index = 0) const noexcept;
 

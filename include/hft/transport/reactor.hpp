@@ -134,6 +134,12 @@ class Reactor {
 
   [[nodiscard]] const ReactorOptions& options() const noexcept { return options_; }
   [[nodiscard]] const ReactorStats& stats() const noexcept { return stats_; }
+  /// Bytes of receive and send buffers the connection slots hold. A slot
+  /// allocates its buffers the first time it is used (or when a listener or
+  /// connector needs other sizes) and keeps them, so this grows with the
+  /// slots ever used, at most max_connections x (receive + send size), never
+  /// with traffic. Readable from any thread.
+  [[nodiscard]] std::uint64_t buffer_bytes() const noexcept { return buffer_bytes_.load(std::memory_order_relaxed); }
   /// Connections open now (draining ones included).
   [[nodiscard]] std::size_t open_connections() const noexcept { return open_.size(); }
   /// Connections between close() and the end of their drain.
@@ -189,6 +195,7 @@ class Reactor {
   std::int64_t next_service_ns_ = 0;  // busy mode: next listener/connect poll
 
   ReactorStats stats_{};
+  std::atomic<std::uint64_t> buffer_bytes_{0};
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
