@@ -120,6 +120,16 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--quiet-interval", cfg.quiet_interval_s, "Seconds between quiet samples during runs (0: off)")
       ->capture_default_str();
+  app.add_flag("--require-quiet", cfg.require_quiet,
+               "Refuse to start (exit 3, one line naming the load or process) when the check before the first run "
+               "is not quiet");
+  app.add_option("--load-limit", cfg.load_limit, "Quiet check: load average at or above this is not quiet")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--process-limit", cfg.process_limit_percent,
+                 "Quiet check: another process above this % of a CPU is not quiet")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--list-lanes", list, "List lanes and variants, then exit");
 
   try {
@@ -238,7 +248,7 @@ int main(int argc, char** argv) {
   auto report = hft::lab::run_bench(cfg, *plan, std::cout, std::cerr);
   if (!report) {
     std::cerr << "hft-bench: " << report.error().message << "\n";
-    return 1;
+    return report.error().message.rfind(hft::lab::kNotQuietPrefix, 0) == 0 ? 3 : 1;
   }
   for (const auto& run : report->runs) {
     if (!run.error.empty() || run.result.audit.status == hft::lab::AuditResult::Status::kFail) return 1;

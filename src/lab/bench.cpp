@@ -552,6 +552,10 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
     std::this_thread::sleep_for(std::chrono::duration<double>(config.quiet_before_s));
     rep.quiet_before.push_back(sampler.sample(static_cast<double>(core::monotonic_ns() - bench_start) * 1e-9));
   }
+  if (config.require_quiet) {
+    const QuietVerdict before = judge_quiet(rep.quiet_before, {}, config.load_limit, config.process_limit_percent);
+    if (!before.quiet) return Error{std::string(kNotQuietPrefix) + before.reason};
+  }
 
   bool live = config.progress == ProgressMode::kOn;
   if (config.progress == ProgressMode::kAuto) live = ::isatty(STDERR_FILENO) != 0;

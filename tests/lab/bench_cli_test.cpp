@@ -105,4 +105,23 @@ TEST_F(BenchCli, bad_arm_is_refused_before_any_run) {
   expect_refused("--experiment x --arm a:rate=0 --arm b", "--arm a: rate=0");
 }
 
+TEST_F(BenchCli, require_quiet_refuses_to_start_on_a_busy_host_and_names_why) {
+#ifdef HFT_BENCH_EXE
+  // A load limit of 0 no host meets: the check before the first run fails.
+  const Outcome o =
+      run_bench("--lanes floor --variants floor:busy-closed --calls 100 --quiet-before 0.2 --require-quiet "
+                "--load-limit 0",
+                out_);
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_NE(o.err.find("not quiet, no run started (--require-quiet): load average"), std::string::npos) << o.err;
+  EXPECT_FALSE(std::filesystem::exists(out_ / "report.json"));
+  EXPECT_EQ(o.out.find("floor"), std::string::npos) << "a timed run started: " << o.out;
+  // Without --require-quiet the same host runs, and the report says it was not quiet.
+  const Outcome ran =
+      run_bench("--lanes floor --variants floor:busy-closed --calls 100 --quiet-before 0.2 --load-limit 0", out_);
+  EXPECT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_NE(ran.out.find("quiet check: NOT quiet: load average"), std::string::npos) << ran.out;
+#endif
+}
+
 }  // namespace

@@ -29,6 +29,9 @@ namespace hft::lab {
 enum class ProgressMode : std::uint8_t { kAuto, kOn, kOff };
 
 /// Parsed command line of hft-bench.
+/// Beginning of run_bench's Error when --require-quiet refused to start.
+inline constexpr const char* kNotQuietPrefix = "not quiet, no run started (--require-quiet): ";
+
 struct BenchConfig {
   std::vector<std::string> lanes{"floor"};
   /// Variant filter: "name" (any selected lane with that variant) or
@@ -44,8 +47,12 @@ struct BenchConfig {
   ProgressMode progress = ProgressMode::kAuto;
   double quiet_before_s = 1.0;  ///< quiet-check window before the first run
   double quiet_interval_s = 1.0;  ///< quiet sampling period during runs (0: off)
-  double load_limit = 1.0;
-  double process_limit_percent = 5.0;
+  double load_limit = 1.0;              ///< --load-limit: load average at or above it is not quiet
+  double process_limit_percent = 5.0;   ///< --process-limit: another process above this % of a CPU
+  /// --require-quiet: when the check before the first run fails, run_bench
+  /// starts no timed run and returns an Error whose message begins with
+  /// kNotQuietPrefix and names the load or the process that failed.
+  bool require_quiet = false;
   std::string command_line;
 };
 
