@@ -335,6 +335,22 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
     bind(*slot, c);
   }
 
+  // Not on the message path: once per attempt, at most every
+  // ReconnectInterval per endpoint.
+  void on_connect_failed(transport::Connector& connector, const transport::Endpoint& endpoint,
+                         int error) noexcept override {
+    auto* slot = static_cast<Slot*>(connector.context());
+    if (slot == nullptr) return;
+    char where[320];
+    std::snprintf(where, sizeof where, "%s:%u", endpoint.host.c_str(), static_cast<unsigned>(endpoint.port));
+    if (engine_.log_ != nullptr && engine_.log_->enabled(session::LogLevel::kWarn)) {
+      char text[448];
+      std::snprintf(text, sizeof text, "Connection to %s failed: %s", where, std::strerror(error));
+      engine_.log_->log(session::LogLevel::kWarn, slot->session->id(), text);
+    }
+    if (engine_.app_ != nullptr) engine_.app_->on_connect_failed(*slot->session, where, error);
+  }
+
   // An accepted connection is unbound until its first message names a
   // session; until then it holds one of MaxPendingConnections.
   void on_accepted(transport::Connection& c) noexcept override {
@@ -377,10 +393,18 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
     slot->session->on_bytes(data, Engine::now());
   }
 
-  void on_closed(transport::Connection& c, transport::CloseReason, int) noexcept override {
+  void on_closed(transport::Connection& c, transport::CloseReason reason, int error) noexcept override {
     forget_pending(c);
     auto* slot = static_cast<Slot*>(c.context());
     if (slot == nullptr || slot->connection != &c) return;
+    if (error != 0 && engine_.log_ != nullptr && engine_.log_->enabled(session::LogLevel::kWarn)) {
+      // A socket error the session cannot see: say which.
+      const std::string_view why = transport::to_string(reason);
+      char text[256];
+      std::snprintf(text, sizeof text, "Connection closed: %.*s: %s", static_cast<int>(why.size()), why.data(),
+                    std::strerror(error));
+      engine_.log_->log(session::LogLevel::kWarn, slot->session->id(), text);
+    }
     slot->connection = nullptr;
     --bound_;
     c.set_context(nullptr);
@@ -572,6 +596,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(const Config& config, session::
   if (!logger) return logger.error();
   engine->log_owner_ = std::move(*logger);
   engine->log_ = engine->log_owner_.get();
+  engine->app_ = &app;
   EventLog* events = engine->log_owner_.get();
   session::Logger* log = engine->log_;
   auto reactor_opts = reactor_options(config);

@@ -125,6 +125,7 @@ class Engine {
   std::unique_ptr<Handler> handler_;
   std::vector<int> ports_;
   session::Logger* log_ = nullptr;
+  session::Application* app_ = nullptr;
   int cpu_ = -1;
   std::int64_t close_timeout_ns_ = 2'000'000'000;
   EngineStats stats_{};

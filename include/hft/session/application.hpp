@@ -116,6 +116,11 @@ class Application {
   virtual void on_logon(Session& /*session*/) noexcept {}
   /// A logged-on (or logging-on) session ended: Logout, disconnect or timeout.
   virtual void on_logout(Session& /*session*/) noexcept {}
+  /// An initiator's connect attempt to `endpoint` ("host:port") failed with
+  /// errno `error` (ETIMEDOUT when SocketConnectTimeoutMs passed); the engine
+  /// tries the next endpoint, or again after ReconnectInterval. Also logged
+  /// (WARN) with the error's text.
+  virtual void on_connect_failed(Session& /*session*/, std::string_view /*endpoint*/, int /*error*/) noexcept {}
 
   /// The first Logon on a connection, once it has passed validation, the
   /// logon-state checks and (acceptor) the Username/Password settings, and
