@@ -9,7 +9,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,25 +41,7 @@ class RecordingApp final : public hft::session::Application {
   std::vector<int> errors;
 };
 
-class Lines final : public hft::session::Logger {
- public:
-  [[nodiscard]] bool enabled(hft::session::LogLevel) const noexcept override { return true; }
-  void log(hft::session::LogLevel, const hft::session::SessionID&, std::string_view text) noexcept override {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    lines_.emplace_back(text);
-  }
-  bool has(const std::string& text) {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& l : lines_) {
-      if (l == text) return true;
-    }
-    return false;
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::string> lines_;
-};
+using hft::test::Lines;
 
 TEST(ConnectionEvents, a_failed_connect_reaches_the_application_and_the_log_with_its_errno) {
   const int port = closed_port();
@@ -81,7 +62,8 @@ TEST(ConnectionEvents, a_failed_connect_reaches_the_application_and_the_log_with
   ASSERT_GE(app.errors.size(), 2u) << "a first attempt and one retry after ReconnectInterval";
   EXPECT_EQ(app.errors[0], ECONNREFUSED);
   EXPECT_EQ(app.endpoints[0], "127.0.0.1:" + std::to_string(port));
-  EXPECT_TRUE(lines.has("Connection to 127.0.0.1:" + std::to_string(port) + " failed: Connection refused"));
+  EXPECT_FALSE(lines.containing("Connection to 127.0.0.1:" + std::to_string(port) + " failed: Connection refused")
+                   .empty());
 }
 
 }  // namespace

@@ -4,9 +4,9 @@
 #pragma once
 
 #include <arpa/inet.h>
-#include <poll.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,7 +14,10 @@
 #include <cstdint>
 #include <ctime>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "hft/core/clock.hpp"
 #include "hft/engine/engine.hpp"
@@ -106,5 +109,27 @@ bool read_until(int fd, std::string& received, bool& ended, Step step, Done done
   }
   return true;
 }
+
+/// Keeps every event line (the engine thread writes, the test reads).
+class Lines final : public hft::session::Logger {
+ public:
+  [[nodiscard]] bool enabled(hft::session::LogLevel) const noexcept override { return true; }
+  void log(hft::session::LogLevel, const hft::session::SessionID&, std::string_view text) noexcept override {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    lines_.emplace_back(text);
+  }
+  std::vector<std::string> containing(std::string_view what) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::string> out;
+    for (const auto& l : lines_) {
+      if (l.find(what) != std::string::npos) out.push_back(l);
+    }
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> lines_;
+};
 
 }  // namespace hft::test

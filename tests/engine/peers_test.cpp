@@ -30,27 +30,7 @@ using hft::engine::Engine;
 
 class NullApp final : public hft::session::Application {};
 
-// Keeps every line (the engine thread writes, the test reads after join).
-class Lines final : public hft::session::Logger {
- public:
-  [[nodiscard]] bool enabled(hft::session::LogLevel) const noexcept override { return true; }
-  void log(hft::session::LogLevel, const hft::session::SessionID&, std::string_view text) noexcept override {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    lines_.emplace_back(text);
-  }
-  std::vector<std::string> containing(std::string_view what) {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    std::vector<std::string> out;
-    for (const auto& l : lines_) {
-      if (l.find(what) != std::string::npos) out.push_back(l);
-    }
-    return out;
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::string> lines_;
-};
+using Lines = hft::test::Lines;
 
 using hft::test::connect_from;
 using hft::test::has_field;
