@@ -486,15 +486,15 @@ void Session::finish_oversize() noexcept {
 
 void Session::on_garbled(std::string_view bytes, std::string_view why, bool framed) noexcept {
   ++counters_.garbled;
-  // QuickFIX: an invalid Logon ends the connection; other garbage is ignored.
-  if (bytes.substr(0, 5) == "8=FIX" && detail::peek_msg_type(bytes) == "A") {
-    HFT_SESSION_LOG(LogLevel::kWarn, "Garbled input ignored (" << why << ", " << bytes.size() << " bytes)");
+  // QuickFIX: an invalid Logon ends the connection; other garbage is ignored
+  // (or, with RejectGarbledMessage, rejected).
+  const bool logon = bytes.substr(0, 5) == "8=FIX" && detail::peek_msg_type(bytes) == "A";
+  if (!logon && framed && settings_.reject_garbled_message && reject_garbled(bytes, why)) return;
+  HFT_SESSION_LOG(LogLevel::kWarn, "Garbled input ignored (" << why << ", " << bytes.size() << " bytes)");
+  if (logon) {
     log(LogLevel::kError, "Logon message is not valid");
     do_disconnect(DisconnectReason::kInvalidLogon);
-    return;
   }
-  if (framed && settings_.reject_garbled_message && reject_garbled(bytes, why)) return;
-  HFT_SESSION_LOG(LogLevel::kWarn, "Garbled input ignored (" << why << ", " << bytes.size() << " bytes)");
 }
 
 void Session::handle_message(std::string_view bytes, bool queued, std::string_view refusal) noexcept {

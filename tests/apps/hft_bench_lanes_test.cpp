@@ -88,7 +88,7 @@ TEST_F(HftBenchLanes, every_lane_runs_and_every_journal_audit_passes) {
       EXPECT_GE(std::stoi(bytes), 230) << id;
       EXPECT_LE(std::stoi(bytes), 250) << id;
       const std::string variant = run["variant"];
-      const bool sink = variant.size() > 5 && variant.compare(variant.size() - 5, 5, "-sink") == 0;
+      const bool sink = variant.ends_with("-sink");
       // Against the sink venue nothing is answered, and its outbound
       // journal is audited to hold no ExecutionReport; otherwise one per order.
       const std::string counts = run["notes"]["orders sent / ExecutionReports received"];

@@ -473,69 +473,61 @@ const char* const kInitiatorScript =
     "E8=FIX.4.4|9=61|35=A|34=1|49=ISLD|52=00000000-00:00:00.000|56=TW|98=0|108=30|10=0|\n"
     "I8=FIX.4.4|35=A|34=1|49=TW|52=<TIME>|56=ISLD|98=0|108=30|\n";
 
-TEST(RunScriptListening, accepts_the_initiator_at_e_connect_and_checks_its_logon) {
-  const FieldPatterns patterns = FieldPatterns::defaults();
-  std::uint16_t port = 0;
-  std::string error;
-  RunnerOptions o;
-  o.listen_fd = listen_on("127.0.0.1", 0, port, error);
-  ASSERT_GE(o.listen_fd, 0) << error;
-  o.timeout_ms = 2000;
-  o.close_wait_ms = 500;
-  o.patterns = &patterns;
+// A listening socket for an initiator-side run, and the runner's options for it.
+class RunScriptListening : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    options_.listen_fd = listen_on("127.0.0.1", 0, port_, error);
+    ASSERT_GE(options_.listen_fd, 0) << error;
+    options_.timeout_ms = 2000;
+    options_.close_wait_ms = 500;
+    options_.patterns = &patterns_;
+  }
+  void TearDown() override {
+    if (options_.listen_fd >= 0) ::close(options_.listen_fd);
+  }
+
+  const FieldPatterns patterns_ = FieldPatterns::defaults();
+  std::uint16_t port_ = 0;
+  RunnerOptions options_;
+};
+
+TEST_F(RunScriptListening, accepts_the_initiator_at_e_connect_and_checks_its_logon) {
   // One connection the initiator gave up at once (skipped), then the real one.
-  FakeInitiator stale(port, [](int) {});
+  FakeInitiator stale(port_, [](int) {});
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::string seen;
-  FakeInitiator initiator(port, [&](int fd) {
+  FakeInitiator initiator(port_, [&](int fd) {
     send_text(fd, "8=FIX.4.4|35=A|34=1|49=ISLD|52=20240305-10:11:12.345|56=TW|98=0|108=30|");
     std::string inbox;
     seen = read_message(fd, inbox);
   });
-  const ScriptResult r = run_script(parse_script(soh(kInitiatorScript), "init.def"), o);
+  const ScriptResult r = run_script(parse_script(soh(kInitiatorScript), "init.def"), options_);
   EXPECT_TRUE(r.passed) << r.line << ": " << r.reason;
-  ::close(o.listen_fd);
   EXPECT_NE(seen.find(soh("|35=A|34=1|49=TW|")), std::string::npos) << "the runner's Logon answer";
 }
 
-TEST(RunScriptListening, fails_when_the_initiator_logs_on_differently) {
-  const FieldPatterns patterns = FieldPatterns::defaults();
-  std::uint16_t port = 0;
-  std::string error;
-  RunnerOptions o;
-  o.listen_fd = listen_on("127.0.0.1", 0, port, error);
-  ASSERT_GE(o.listen_fd, 0) << error;
-  o.timeout_ms = 2000;
-  o.close_wait_ms = 500;
-  o.patterns = &patterns;
-  FakeInitiator initiator(port, [&](int fd) {
+TEST_F(RunScriptListening, fails_when_the_initiator_logs_on_differently) {
+  FakeInitiator initiator(port_, [&](int fd) {
     send_text(fd, "8=FIX.4.4|35=A|34=1|49=ISLD|52=20240305-10:11:12.345|56=TW|98=0|108=31|");
     std::string inbox;
     (void)read_message(fd, inbox);
   });
-  const ScriptResult r = run_script(parse_script(soh(kInitiatorScript), "init.def"), o);
-  ::close(o.listen_fd);
+  const ScriptResult r = run_script(parse_script(soh(kInitiatorScript), "init.def"), options_);
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.line, 2);
   EXPECT_NE(r.reason.find("tag 108"), std::string::npos) << r.reason;
 }
 
-TEST(RunScriptListening, refuses_i_connect_when_listening_and_e_connect_when_not) {
-  const FieldPatterns patterns = FieldPatterns::defaults();
-  std::uint16_t port = 0;
-  std::string error;
-  RunnerOptions listening;
-  listening.listen_fd = listen_on("127.0.0.1", 0, port, error);
-  ASSERT_GE(listening.listen_fd, 0) << error;
-  listening.patterns = &patterns;
-  const ScriptResult a = run_script(parse_script("iCONNECT\n", "a.def"), listening);
-  ::close(listening.listen_fd);
+TEST_F(RunScriptListening, refuses_i_connect_when_listening_and_e_connect_when_not) {
+  const ScriptResult a = run_script(parse_script("iCONNECT\n", "a.def"), options_);
   EXPECT_FALSE(a.passed);
   EXPECT_NE(a.reason.find("use eCONNECT"), std::string::npos) << a.reason;
 
   RunnerOptions connecting;
   connecting.port = 1;
-  connecting.patterns = &patterns;
+  connecting.patterns = &patterns_;
   const ScriptResult b = run_script(parse_script("eCONNECT\n", "b.def"), connecting);
   EXPECT_FALSE(b.passed);
   EXPECT_NE(b.reason.find("--listen"), std::string::npos) << b.reason;

@@ -49,7 +49,7 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
 
   RunResult result;
   std::optional<Error> error;
-  const bool sink = config.variant.size() > 5 && config.variant.compare(config.variant.size() - 5, 5, "-sink") == 0;
+  const bool sink = config.variant.ends_with("-sink");
   std::thread client([&] {
     core::name_current_thread(config.lane + "-client");
     ThreadPlacement place{"client", config.client_core, -1, -1};
