@@ -786,6 +786,8 @@ Expected<transport::ReactorOptions> reactor_options(const Config& config) {
   o.cpu = static_cast<int>(get(d.get_int("EngineThreadCore")));
   o.idle = core::parse_idle_kind(get(d.get_string("IdleStrategy"))).value_or(core::IdleKind::kBackoff);
   o.max_connections = static_cast<std::size_t>(get(d.get_int("MaxConnections")));
+  // Unset: every configured session can be connected at once.
+  if (!d.has("MaxConnections")) o.max_connections = std::max(o.max_connections, config.sessions().size());
   o.close_timeout_ns = get(d.get_duration("SocketCloseTimeoutMs")).count();
   o.thread_name = "hft-engine";
   if (get.error) return *get.error;

@@ -267,8 +267,16 @@ constexpr std::array kSchema = {
                            "Unset, or PersistMessages=N: kept in memory only, so sequence numbers restart at 1 "
                            "with the process."},
     KeySpec{.name = "JournalSegmentSize", .type = T::kSize, .default_value = "64M",
-            .description = "Size of one journal segment file; the next one is prepared in the background.",
+            .description = "Largest size of one journal segment file; the next one is prepared in the background.",
             .min = kMiB, .max = 64 * kGiB},
+    KeySpec{.name = "JournalInitialSegmentSize", .type = T::kSize, .default_value = "256K",
+            .description = "Size of a journal's first segment; each next one is twice the size of the one before, "
+                           "up to JournalSegmentSize, so disk and memory grow with what a session journals, not "
+                           "with the number of sessions. The first segment is created at the session's first "
+                           "message; the next one is prepared once a segment is half full, and at once after the "
+                           "first rotation. A multiple of 4 KiB, at most JournalSegmentSize; set it to "
+                           "JournalSegmentSize for full-size segments from the start.",
+            .min = 16 * kKiB, .max = 64 * kGiB},
     KeySpec{.name = "JournalDurability", .type = T::kEnum, .default_value = "os",
             .description = "`none`: memory only; `os`: survives a process crash (mapped file); `fsync`: also "
                            "flushed every JournalFsyncIntervalMs; `sync`: every append flushed (slow).",
@@ -337,7 +345,8 @@ constexpr std::array kSchema = {
             .scope = kEngine},
     KeySpec{.name = "MaxConnections", .type = T::kInt, .default_value = "64",
             .description = "Sessions connected at once (initiators included); an acceptor connection that "
-                           "names a session beyond it is closed. Connections that have not named a session yet "
+                           "names a session beyond it is closed. Unset: 64, or the number of configured sessions "
+                           "if that is more. Connections that have not named a session yet "
                            "have their own slots (MaxPendingConnections), so they cannot take these. Slots are "
                            "preallocated at start (their buffers on first use).",
             .min = 1, .max = 65536, .scope = kEngine},

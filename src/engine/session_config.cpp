@@ -302,6 +302,16 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
     out.store.directory = root + "/" + session_directory_name(st.id());
     HFT_GET(size, s.get_size("JournalSegmentSize"));
     out.store.journal.segment_size = size;
+    std::uint64_t initial = 0;
+    HFT_GET(initial, s.get_size("JournalInitialSegmentSize"));
+    if (initial % 4096 != 0 || initial > size)
+      return Error{s.where("JournalInitialSegmentSize") + ": JournalInitialSegmentSize: " + std::to_string(initial) +
+                   " must be a multiple of 4096 and at most JournalSegmentSize (" + std::to_string(size) + ")"};
+    out.store.journal.initial_segment_size = initial;
+    // Nothing on disk for a session until it journals its first message,
+    // and no spare for a journal that is not filling.
+    out.store.journal.defer_first_segment = true;
+    out.store.journal.prepare_spare_at = 0.5;
     std::string durability;
     HFT_GET(durability, s.get_string("JournalDurability"));
     auto parsed = store::parse_durability(durability);

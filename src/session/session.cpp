@@ -120,17 +120,20 @@ std::string_view business_reject_text(BusinessRejectReason reason) noexcept {
 
 class Session::Queue {
  public:
-  Queue(std::size_t bytes, std::size_t messages) : arena_(bytes), entries_(messages) {}
+  // The arena is not written until messages are queued (a gap being
+  // filled): a session that never queues keeps none of it in memory.
+  Queue(std::size_t bytes, std::size_t messages)
+      : arena_(std::make_unique_for_overwrite<char[]>(bytes)), arena_size_(bytes), entries_(messages) {}
 
   /// Holds a copy of `bytes` as message `seq` (replacing an older copy).
   bool push(std::uint64_t seq, std::string_view bytes) noexcept {
     erase(seq);
     if (count_ == entries_.size()) return false;
-    if (arena_.size() - used_ < bytes.size()) {
+    if (arena_size_ - used_ < bytes.size()) {
       compact();
-      if (arena_.size() - used_ < bytes.size()) return false;
+      if (arena_size_ - used_ < bytes.size()) return false;
     }
-    if (!bytes.empty()) std::memcpy(arena_.data() + used_, bytes.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(arena_.get() + used_, bytes.data(), bytes.size());
     entries_[count_++] = Entry{seq, used_, bytes.size()};
     used_ += bytes.size();
     return true;
@@ -140,7 +143,7 @@ class Session::Queue {
   bool take(std::uint64_t seq, std::string_view& out) noexcept {
     for (std::size_t i = 0; i < count_; ++i) {
       if (entries_[i].seq == seq) {
-        out = {arena_.data() + entries_[i].offset, entries_[i].length};
+        out = {arena_.get() + entries_[i].offset, entries_[i].length};
         entries_[i] = entries_[--count_];
         if (count_ == 0) used_ = 0;  // the view stays valid: nothing is overwritten yet
         return true;
@@ -184,14 +187,15 @@ class Session::Queue {
               [](const Entry& a, const Entry& b) { return a.offset < b.offset; });
     std::size_t at = 0;
     for (std::size_t i = 0; i < count_; ++i) {
-      std::memmove(arena_.data() + at, arena_.data() + entries_[i].offset, entries_[i].length);
+      std::memmove(arena_.get() + at, arena_.get() + entries_[i].offset, entries_[i].length);
       entries_[i].offset = at;
       at += entries_[i].length;
     }
     used_ = at;
   }
 
-  std::vector<char> arena_;
+  std::unique_ptr<char[]> arena_;
+  std::size_t arena_size_ = 0;
   std::vector<Entry> entries_;
   std::size_t count_ = 0;
   std::size_t used_ = 0;
@@ -286,10 +290,12 @@ Expected<void> Session::init(Instant now) {
   replay_view_ = std::make_unique<MessageView>(settings_.max_fields_per_message);
 
   // Every outgoing message is claimed at MaxMessageSize: find out now if the
-  // store cannot give that much (the claim is abandoned by the next one).
-  if (store_.claim(settings_.max_message_size).empty()) {
+  // store cannot give that much (without claiming: a journal that has no
+  // segment yet creates none before the first message).
+  if (store_.max_claim() < settings_.max_message_size) {
     return Error{"MaxMessageSize: the message store cannot claim " + std::to_string(settings_.max_message_size) +
-                 " bytes (" + std::string(store::to_string(store_.last_status())) +
+                 " bytes (" + std::string(store::to_string(store::StoreStatus::kTooLarge)) + ", at most " +
+                 std::to_string(store_.max_claim()) +
                  "); configure the store for messages this large or lower MaxMessageSize"};
   }
 

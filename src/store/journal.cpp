@@ -159,7 +159,8 @@ std::string_view to_string(Durability durability) noexcept {
 Journal::Journal(const JournalConfig& config)
     : durability_(config.durability), config_(config), pool_(std::make_unique<Segment[]>(kPoolSize)) {
   for (std::size_t i = 0; i < kPoolSize; ++i) pool_[i].pool_index = static_cast<std::uint32_t>(i);
-  catalog_.resize(config.max_epoch_segments);
+  catalog_size_ = config.max_epoch_segments;
+  catalog_ = std::make_unique_for_overwrite<CatalogEntry[]>(catalog_size_);
   if (config.retain_segments != 0 || config.retain_max_age_ns != 0)
     retained_.resize(std::max<std::size_t>(config.max_epoch_segments, config.retain_segments + 8));
   for (auto& p : pins_) p.store(kNoPin, std::memory_order_relaxed);
@@ -172,6 +173,13 @@ Expected<std::unique_ptr<Journal>> Journal::open(const JournalConfig& config, Jo
       config.segment_size >= kMaxSegmentSize)
     return Error{dir + ": segment_size " + std::to_string(config.segment_size) +
                  " must be a multiple of 4096 in [16384, 4294967296)"};
+  if (config.initial_segment_size != 0 &&
+      (config.initial_segment_size % kPageSize != 0 || config.initial_segment_size < kMinSegmentSize ||
+       config.initial_segment_size > config.segment_size))
+    return Error{dir + ": initial_segment_size " + std::to_string(config.initial_segment_size) +
+                 " must be a multiple of 4096 in [16384, segment_size " + std::to_string(config.segment_size) + "]"};
+  if (!(config.prepare_spare_at >= 0.0 && config.prepare_spare_at < 1.0))
+    return Error{dir + ": prepare_spare_at " + std::to_string(config.prepare_spare_at) + " must be in [0, 1)"};
   if (config.record_alignment != 8 && config.record_alignment != 64)
     return Error{dir + ": record_alignment " + std::to_string(config.record_alignment) + " must be 8 or 64"};
   if (config.max_epoch_segments == 0) return Error{dir + ": max_epoch_segments must be at least 1"};
@@ -181,7 +189,19 @@ Expected<std::unique_ptr<Journal>> Journal::open(const JournalConfig& config, Jo
   if (config.durability == Durability::kFsync && config.fsync_interval_ns <= 0)
     return Error{dir + ": fsync_interval_ns must be positive"};
 
-  if (auto made = ensure_directory(dir, config.create_directory, "journal directory"); !made) return made.error();
+  struct stat dir_st {};
+  const bool dir_missing = ::stat(dir.c_str(), &dir_st) != 0 && errno == ENOENT;
+  if (config.defer_first_segment && config.create_directory && dir_missing) {
+    // Created with the first segment (create_first); its parent now, so
+    // the owner can keep its own files beside it.
+    const std::size_t slash = dir.find_last_of('/');
+    if (slash != std::string::npos && slash != 0) {
+      if (auto made = ensure_directory(dir.substr(0, slash), true, "journal's parent directory"); !made)
+        return made.error();
+    }
+  } else if (auto made = ensure_directory(dir, config.create_directory, "journal directory"); !made) {
+    return made.error();
+  }
   if (!config.archive_directory.empty()) {
     if (auto made = ensure_directory(config.archive_directory, true, "archive directory"); !made)
       return made.error();
@@ -202,12 +222,15 @@ Expected<void> Journal::recover() {
   std::vector<Listed> listed;
   {
     DIR* d = ::opendir(dir.c_str());
-    if (d == nullptr) return Error{dir + ": cannot read journal directory: " + errno_text(errno)};
-    while (dirent* e = ::readdir(d)) {
+    if (d == nullptr && !(errno == ENOENT && config_.defer_first_segment && config_.create_directory))
+      return Error{dir + ": cannot read journal directory: " + errno_text(errno)};
+    while (d != nullptr) {
+      dirent* e = ::readdir(d);
+      if (e == nullptr) break;
       std::uint64_t number = 0;
       if (detail::parse_segment_name(e->d_name, number)) listed.push_back(Listed{number, 0, 0, {}});
     }
-    ::closedir(d);
+    if (d != nullptr) ::closedir(d);
   }
   std::sort(listed.begin(), listed.end(), [](const Listed& a, const Listed& b) { return a.number < b.number; });
   const std::uint64_t max_number = listed.empty() ? 0 : listed.back().number;
@@ -294,6 +317,16 @@ Expected<void> Journal::recover() {
   if (tail == 0) {
     if (auto settled = settle_empty(empties, 0, false); !settled) return settled.error();
     recovery_.created = true;
+    if (config_.defer_first_segment) {
+      // Nothing on disk until the first claim (create_first).
+      next_number_.store(max_number + 1, std::memory_order_relaxed);
+      epoch_ = 1;
+      epoch_created_ns_ = core::realtime_ns();
+      pending_epoch_start_ = true;
+      compute_max_payload();
+      recovery_.epoch = epoch_;
+      return write_repair_log();
+    }
     if (auto fresh = start_fresh(max_number + 1, 1, core::realtime_ns(), true); !fresh) return fresh.error();
     return write_repair_log();
   }
@@ -491,8 +524,21 @@ Expected<void> Journal::recover() {
       last_indexed_seq_ = 0;
     }
   }
-  detail::prefault_pages(base, pos_, size);
+  if (config_.rewarm_window == 0) {
+    detail::prefault_pages(base, pos_, size);
+  } else {
+    // The pages the writer reaches first (data after pos_, the slot pages
+    // below slot_low_); the service's re-warm keeps a window ahead of it
+    // from then on, so a restart with many large tails does not fault in
+    // every tail whole.
+    const std::size_t window = std::max(config_.rewarm_window, kFirstPrefault);
+    const std::size_t data_to = std::min(size, pos_ + window);
+    const std::size_t slots_from = slot_low_ > kFirstPrefault ? std::max(data_to, slot_low_ - kFirstPrefault) : data_to;
+    detail::prefault_pages(base, pos_, data_to);
+    if (slots_from < size) detail::prefault_pages(base, slots_from, size);
+  }
   seg->prefaulted.store(true, std::memory_order_release);
+  next_size_.store(std::max(std::min(size * 2, config_.segment_size), size), std::memory_order_relaxed);
   publish();
 
   recovery_.records = records;
@@ -500,7 +546,7 @@ Expected<void> Journal::recover() {
     // The previous run finished this segment: continue in a new one.
     Segment* next = acquire_pool();
     const std::uint64_t number = next_number_.fetch_add(1, std::memory_order_relaxed);
-    if (const int err = create_segment(next, number); err != 0) {
+    if (const int err = create_segment(next, number, next_size_.load(std::memory_order_relaxed)); err != 0) {
       release_pool(next);
       return Error{segment_path(number) + ": cannot create segment: " + errno_text(err)};
     }
@@ -608,7 +654,7 @@ Expected<void> Journal::add_epoch_history(const std::vector<std::uint64_t>& numb
       opens_epoch = (h.flags & kRecordEpochStart) != 0;
     }
     if (same_epoch) {
-      CatalogEntry e;
+      CatalogEntry e{};
       e.number = number;
       std::uint32_t count = v.size == 0 ? 0 : detail::count_slots(v.base, v.size);
       RecordHeader first, last;
@@ -621,7 +667,7 @@ Expected<void> Journal::add_epoch_history(const std::vector<std::uint64_t>& numb
       found.push_back(e);
     }
     detail::unmap_readonly(v);
-    if (!same_epoch || opens_epoch || found.size() + 1 >= catalog_.size()) break;
+    if (!same_epoch || opens_epoch || found.size() + 1 >= catalog_size_) break;
   }
   for (auto it = found.rbegin(); it != found.rend(); ++it) {
     const std::uint64_t prev_last = cat_count_ == 0 ? 0 : catalog_at(cat_count_ - 1).last_seq;
@@ -635,7 +681,8 @@ Expected<void> Journal::add_epoch_history(const std::vector<std::uint64_t>& numb
 Expected<void> Journal::start_fresh(std::uint64_t number, std::uint64_t epoch, std::int64_t epoch_created_ns,
                                     bool epoch_start) {
   Segment* seg = acquire_pool();
-  if (const int err = create_segment(seg, number); err != 0) {
+  const std::size_t first_size = config_.initial_segment_size != 0 ? config_.initial_segment_size : config_.segment_size;
+  if (const int err = create_segment(seg, number, first_size); err != 0) {
     release_pool(seg);
     return Error{segment_path(number) + ": cannot create segment: " + errno_text(err)};
   }
@@ -689,7 +736,7 @@ std::span<char> Journal::claim(std::size_t max_bytes) noexcept {
   }
   const std::size_t need = (kRecordHeaderSize + max_bytes + align_mask_) & ~align_mask_;
   if (pos_ + need > limit_) [[unlikely]] {
-    if (!rotate(false)) {
+    if (!rotate(false, need)) {
       claimed_ = kNoClaim;
       return {};
     }
@@ -858,14 +905,14 @@ void Journal::set_end_reserve(std::size_t align) noexcept {
 }
 
 Journal::CatalogEntry& Journal::catalog_at(std::size_t i) noexcept {
-  return catalog_[(cat_head_ + i) % catalog_.size()];
+  return catalog_[(cat_head_ + i) % catalog_size_];
 }
 
 void Journal::push_catalog(std::uint64_t number) noexcept {
   const std::uint64_t prev_last = cat_count_ == 0 ? 0 : catalog_at(cat_count_ - 1).last_seq;
-  if (cat_count_ == catalog_.size()) {
+  if (cat_count_ == catalog_size_) {
     // The epoch spans more segments than tracked: forget the oldest.
-    cat_head_ = (cat_head_ + 1) % catalog_.size();
+    cat_head_ = (cat_head_ + 1) % catalog_size_;
     --cat_count_;
   }
   CatalogEntry& e = catalog_at(cat_count_++);
@@ -885,6 +932,8 @@ void Journal::activate(Segment* segment, bool epoch_start) noexcept {
   slot_count_ = 0;
   limit_ = slot_low_ - kSlotSize - seal_reserve_;
   compute_max_payload();
+  next_size_.store(std::max(std::min(segment->size * 2, config_.segment_size), segment->size),
+                   std::memory_order_relaxed);
   if (epoch_start) {
     cat_count_ = 0;
     last_indexed_seq_ = 0;
@@ -910,19 +959,80 @@ void Journal::release_pool(Segment* segment) noexcept {
   pool_used_.fetch_and(~(1u << segment->pool_index), std::memory_order_acq_rel);
 }
 
-int Journal::create_segment(Segment* segment, std::uint64_t number) noexcept {
+int Journal::create_segment(Segment* segment, std::uint64_t number, std::size_t size) noexcept {
   char path[detail::kPathMax];
   if (!detail::format_segment_path(path, sizeof(path), config_.directory, number)) return ENAMETOOLONG;
-  return detail::create_segment_file(path, number, config_.segment_size, config_.record_alignment,
-                                     core::realtime_ns(), config_.session_identity, *segment);
+  return detail::create_segment_file(path, number, size, config_.record_alignment, core::realtime_ns(),
+                                     config_.session_identity, *segment);
 }
 
-bool Journal::rotate(bool epoch_start) noexcept {
+std::size_t Journal::size_to_hold(std::size_t size, std::size_t need) const noexcept {
+  // Room a fresh segment of `size` leaves for claims (activate's limit_
+  // less the start record), against the claim's `need`.
+  const std::size_t align = config_.record_alignment;
+  const std::size_t first = kSegmentHeaderSize + align_up(kRecordHeaderSize + sizeof(SegmentStartPayload), align);
+  const std::size_t reserve =
+      config_.reserve_bytes == 0 ? 0 : align_up(kRecordHeaderSize + config_.reserve_bytes, align) + kSlotSize;
+  const std::size_t fixed = first + kSlotSize + align_up(kRecordHeaderSize + sizeof(SegmentSealPayload), align) + reserve;
+  while (size < config_.segment_size && size < fixed + need) size = std::min(size * 2, config_.segment_size);
+  return size;
+}
+
+bool Journal::create_first(std::size_t need) noexcept {
+  Segment* seg = acquire_pool();
+  if (seg == nullptr) {
+    fail(StoreStatus::kNoSpare, 0);
+    return false;
+  }
+  const std::size_t size = size_to_hold(
+      config_.initial_segment_size != 0 ? config_.initial_segment_size : config_.segment_size, need);
+  // Its directory too, if open found none (its parent exists).
+  if (::mkdir(config_.directory.c_str(), 0755) != 0 && errno != EEXIST) {
+    const int err = errno;
+    release_pool(seg);
+    fail(detail::is_space_errno(err) ? StoreStatus::kNoSpace : StoreStatus::kIoError, err);
+    return false;
+  }
+  if (!create_on_writer(seg, size)) return false;
+  segments_created_.add();
+  // The pages the writer stores to first (data and slots); the service
+  // pre-faults the rest (prefaulted stays false).
+  const std::size_t head = std::min(kFirstPrefault, seg->size / 2);
+  detail::prefault_pages(seg->base, 0, head);
+  detail::prefault_pages(seg->base, seg->size - head, seg->size);
+  if (seg->size <= 2 * kFirstPrefault) seg->prefaulted.store(true, std::memory_order_release);
+  const bool epoch_start = pending_epoch_start_;
+  pending_epoch_start_ = false;
+  activate(seg, epoch_start);
+  recovery_.tail_path = segment_path(seg->number);
+  return true;
+}
+
+bool Journal::create_on_writer(Segment* segment, std::size_t size) noexcept {
+  const std::uint64_t number = next_number_.fetch_add(1, std::memory_order_relaxed);
+  if (const int err = create_segment(segment, number, size); err != 0) {
+    release_pool(segment);
+    return_number(number);
+    fail(detail::is_space_errno(err) ? StoreStatus::kNoSpace : StoreStatus::kIoError, err);
+    return false;
+  }
+  return true;
+}
+
+bool Journal::rotate(bool epoch_start, std::size_t need) noexcept {
+  if (active_ == nullptr) {
+    // The deferred first segment (defer_first_segment); a reset() before
+    // it only moved the epoch it will start.
+    pending_epoch_start_ = pending_epoch_start_ || epoch_start;
+    return create_first(need);
+  }
   Segment* next = nullptr;
   if (spare_state_.load(std::memory_order_acquire) == kSpareReady) {
     Segment* s = spare_.load(std::memory_order_acquire);
     std::uint32_t expected = kSpareReady;
-    if (s->number > active_->number &&
+    // A spare too small for this claim (prepared for a smaller next size)
+    // stays for the service to replace; the claim gets one inline.
+    if (s->number > active_->number && size_to_hold(s->size, need) == s->size &&
         spare_state_.compare_exchange_strong(expected, kSpareEmpty, std::memory_order_acq_rel)) {
       next = s;
       if (!next->prefaulted.load(std::memory_order_acquire)) unfaulted_rotations_.add();
@@ -941,13 +1051,7 @@ bool Journal::rotate(bool epoch_start) noexcept {
       fail(StoreStatus::kNoSpare, 0);
       return false;
     }
-    const std::uint64_t number = next_number_.fetch_add(1, std::memory_order_relaxed);
-    if (const int err = create_segment(next, number); err != 0) {
-      release_pool(next);
-      return_number(number);
-      fail(detail::is_space_errno(err) ? StoreStatus::kNoSpace : StoreStatus::kIoError, err);
-      return false;
-    }
+    if (!create_on_writer(next, size_to_hold(next_size_.load(std::memory_order_relaxed), need))) return false;
     inline_creations_.add();
   }
   // Seal the finished segment so a reader knows it is complete.
@@ -961,6 +1065,7 @@ bool Journal::rotate(bool epoch_start) noexcept {
   activate(next, epoch_start);
   hand_over(old);
   rotations_.add();
+  rotated_.store(true, std::memory_order_relaxed);
   return true;
 }
 
@@ -982,6 +1087,14 @@ void Journal::hand_over(Segment* segment) noexcept {
 
 StoreStatus Journal::reset(std::uint64_t new_epoch, std::int64_t created_ns) noexcept {
   if (new_epoch <= epoch_) return StoreStatus::kInvalidArgument;
+  if (active_ == nullptr) {
+    // No segment yet: the first one starts the new epoch.
+    epoch_ = new_epoch;
+    epoch_created_ns_ = created_ns;
+    pending_epoch_start_ = true;
+    last_status_ = StoreStatus::kOk;
+    return StoreStatus::kOk;
+  }
   const std::uint64_t old_epoch = epoch_;
   const std::int64_t old_created = epoch_created_ns_;
   epoch_ = new_epoch;
@@ -996,7 +1109,7 @@ StoreStatus Journal::reset(std::uint64_t new_epoch, std::int64_t created_ns) noe
 }
 
 StoreStatus Journal::flush() noexcept {
-  if (active_ == nullptr) return StoreStatus::kClosed;
+  if (active_ == nullptr) return StoreStatus::kOk;  // nothing written yet (defer_first_segment)
   if (::msync(base_, detail::page_ceil(pos_), MS_SYNC) != 0 ||
       ::msync(base_ + detail::page_floor(slot_low_), active_->size - detail::page_floor(slot_low_), MS_SYNC) != 0) {
     last_errno_.store(errno, std::memory_order_relaxed);
@@ -1275,6 +1388,15 @@ int Journal::service_spare(std::int64_t now) noexcept {
   }
   if (filling_ != nullptr) return service_fill(now);
   if (state != kSpareEmpty || now < spare_retry_ns_) return 0;
+  // No segment yet (defer_first_segment): nothing to prepare a next one for.
+  if (active_number_.load(std::memory_order_acquire) == 0) return 0;
+  if (config_.prepare_spare_at > 0.0 && !rotated_.load(std::memory_order_relaxed)) {
+    // Lazily: only once the active segment is filling.
+    const std::uint64_t p = published_.load(std::memory_order_acquire);
+    const Segment& active = pool_[p >> 32];
+    const auto used = static_cast<double>(p & 0xFFFFFFFFu);
+    if (used < config_.prepare_spare_at * static_cast<double>(active.size)) return 0;
+  }
   std::uint32_t expected = kSpareEmpty;
   if (!spare_state_.compare_exchange_strong(expected, kSpareCreating, std::memory_order_acq_rel)) return 0;
   Segment* s = acquire_pool();
@@ -1283,7 +1405,7 @@ int Journal::service_spare(std::int64_t now) noexcept {
     return 0;
   }
   const std::uint64_t number = next_number_.fetch_add(1, std::memory_order_relaxed);
-  if (const int err = create_segment(s, number); err != 0) {
+  if (const int err = create_segment(s, number, next_size_.load(std::memory_order_relaxed)); err != 0) {
     release_pool(s);
     return_number(number);
     spare_failed(err, now);

@@ -8,9 +8,14 @@
 
 namespace hft::store {
 
-JournalService::JournalService(JournalServiceConfig config) : config_(std::move(config)) {}
+JournalService::JournalService(JournalServiceConfig config)
+    : config_(std::move(config)), blocks_(std::make_unique<std::atomic<Block*>[]>(kMaxBlocks)) {}
 
-JournalService::~JournalService() { stop(); }
+JournalService::~JournalService() {
+  stop();
+  for (std::size_t b = 0; b < block_count_.load(std::memory_order_acquire); ++b)
+    delete blocks_[b].load(std::memory_order_relaxed);
+}
 
 Expected<void> JournalService::start() {
   if (thread_.joinable()) return Error{"journal service: already started"};
@@ -71,17 +76,21 @@ int JournalService::do_work() noexcept {
   const std::int64_t now = core::monotonic_ns();
   int work = 0;
   bool writing = false;
-  for (std::size_t i = 0; i < journals_.size(); ++i) {
-    auto& slot = journals_[i];
-    Journal* j = slot.load(std::memory_order_acquire);
-    if (j == nullptr) continue;
-    const std::uint64_t position = j->write_position();
-    writing |= position != positions_[i];
-    positions_[i] = position;
-    // Dekker with detach(): announce, then re-check the slot.
-    current_.store(j, std::memory_order_seq_cst);
-    if (slot.load(std::memory_order_seq_cst) == j) work += j->maintain(now);
-    current_.store(nullptr, std::memory_order_release);
+  const std::size_t blocks = block_count_.load(std::memory_order_acquire);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    Block& block = *blocks_[b].load(std::memory_order_acquire);
+    for (std::size_t i = 0; i < kBlock; ++i) {
+      auto& slot = block.journals[i];
+      Journal* j = slot.load(std::memory_order_acquire);
+      if (j == nullptr) continue;
+      const std::uint64_t position = j->write_position();
+      writing |= position != block.positions[i];
+      block.positions[i] = position;
+      // Dekker with detach(): announce, then re-check the slot.
+      current_.store(j, std::memory_order_seq_cst);
+      if (slot.load(std::memory_order_seq_cst) == j) work += j->maintain(now);
+      current_.store(nullptr, std::memory_order_release);
+    }
   }
   writing_ = writing;
   cycles_.fetch_add(1, std::memory_order_relaxed);
@@ -90,21 +99,38 @@ int JournalService::do_work() noexcept {
 
 std::size_t JournalService::journals() const noexcept {
   std::size_t n = 0;
-  for (const auto& slot : journals_) n += slot.load(std::memory_order_relaxed) != nullptr ? 1 : 0;
+  const std::size_t blocks = block_count_.load(std::memory_order_acquire);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    for (const auto& slot : blocks_[b].load(std::memory_order_acquire)->journals)
+      n += slot.load(std::memory_order_relaxed) != nullptr ? 1 : 0;
+  }
   return n;
 }
 
 bool JournalService::attach(Journal* journal) noexcept {
-  for (auto& slot : journals_) {
-    Journal* expected = nullptr;
-    if (slot.compare_exchange_strong(expected, journal, std::memory_order_acq_rel)) return true;
+  const std::lock_guard lock(attach_mutex_);
+  const std::size_t blocks = block_count_.load(std::memory_order_relaxed);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    for (auto& slot : blocks_[b].load(std::memory_order_relaxed)->journals) {
+      Journal* expected = nullptr;
+      if (slot.compare_exchange_strong(expected, journal, std::memory_order_acq_rel)) return true;
+    }
   }
-  return false;
+  if (blocks == kMaxBlocks) return false;
+  auto* block = new (std::nothrow) Block();
+  if (block == nullptr) return false;
+  block->journals[0].store(journal, std::memory_order_relaxed);
+  blocks_[blocks].store(block, std::memory_order_release);
+  block_count_.store(blocks + 1, std::memory_order_release);
+  return true;
 }
 
 void JournalService::detach(Journal* journal) noexcept {
-  for (auto& slot : journals_) {
-    if (slot.load(std::memory_order_relaxed) == journal) slot.store(nullptr, std::memory_order_seq_cst);
+  const std::size_t blocks = block_count_.load(std::memory_order_acquire);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    for (auto& slot : blocks_[b].load(std::memory_order_acquire)->journals) {
+      if (slot.load(std::memory_order_relaxed) == journal) slot.store(nullptr, std::memory_order_seq_cst);
+    }
   }
   while (current_.load(std::memory_order_seq_cst) == journal) std::this_thread::yield();
 }

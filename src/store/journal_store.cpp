@@ -1,4 +1,6 @@
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,6 +14,21 @@
 namespace hft::store {
 
 namespace {
+
+// A file of at most the sequence-number file's size holding only zeros.
+bool empty_file(const std::string& path, const struct stat& st) {
+  if (st.st_size == 0) return true;
+  if (st.st_size > 4096) return false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[4096];
+  const ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+  ::close(fd);
+  if (n != st.st_size) return false;
+  for (ssize_t i = 0; i < n; ++i)
+    if (buf[i] != 0) return false;
+  return true;
+}
 
 void journal_repairs(const char* which, const RecoveryReport& r, std::vector<std::string>& out) {
   for (const std::string& line : r.repairs) out.push_back(std::string(which) + " journal repaired: " + line);
@@ -52,7 +69,16 @@ Expected<std::unique_ptr<JournalStore>> JournalStore::open(const JournalStoreCon
 
   const std::string path = config.directory + "/seqnums.dat";
   struct stat st {};
-  const bool missing = ::stat(path.c_str(), &st) != 0 && errno == ENOENT;
+  bool missing = ::stat(path.c_str(), &st) != 0 && errno == ENOENT;
+  if (!missing && S_ISREG(st.st_mode) && empty_file(path, st)) {
+    // A creation whose data never reached the disk (a power loss right
+    // after a new store was created without fsync): it says nothing, so it
+    // is treated as missing and said so.
+    rec.warnings.push_back(path + ": empty (" + std::to_string(st.st_size) +
+                           " bytes, all zero): a new file cut short by a crash; treated as missing");
+    if (::unlink(path.c_str()) != 0) return Error{path + ": empty, and cannot be removed: " + std::strerror(errno)};
+    missing = true;
+  }
   // Journals that hold anything at all (any epoch): a store in use.
   const bool journals_used = !rec.outbound.created || (ib != nullptr && !rec.inbound.created);
   if (missing && journals_used && ib == nullptr && ob.last_seq() != 0) {
@@ -65,7 +91,7 @@ Expected<std::unique_ptr<JournalStore>> JournalStore::open(const JournalStoreCon
         std::to_string(ob.last_seq()) +
         "); restore the file, or remove the store directory to start the session at 1 on both sides"};
   }
-  auto seqnums = SeqNumStore::open(path, now_ns, true, config.session_identity);
+  auto seqnums = SeqNumStore::open(path, now_ns, true, config.session_identity, config.sync_new_files);
   if (!seqnums) return seqnums.error();
   store->seqnums_ = std::make_unique<SeqNumStore>(std::move(*seqnums));
   SeqNumStore& seq = *store->seqnums_;

@@ -20,7 +20,8 @@ std::size_t MessageStore::describe_failure(std::span<char> out) const noexcept {
 
 MemoryStore::MemoryStore(MemoryStoreConfig config, std::int64_t created_ns)
     : config_(config),
-      arena_(std::make_unique<char[]>(config.capacity * config.max_message_size)),
+      // Not written until used: a quiet session's arena stays out of memory.
+      arena_(std::make_unique_for_overwrite<char[]>(config.capacity * config.max_message_size)),
       slots_(config.capacity == 0 ? 1 : config.capacity),
       created_ns_(created_ns) {}
 

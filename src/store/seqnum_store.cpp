@@ -27,7 +27,7 @@ Error io_error(const std::string& path, const char* what, int err) {
 }  // namespace
 
 Expected<SeqNumStore> SeqNumStore::open(const std::string& path, std::int64_t now_ns, bool create,
-                                        std::uint64_t session_identity) {
+                                        std::uint64_t session_identity, bool sync_created) {
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT && create) {
     // Build the complete file under a temporary name, then rename it into
@@ -54,7 +54,8 @@ Expected<SeqNumStore> SeqNumStore::open(const std::string& path, std::int64_t no
     s.crc = slot_crc(s);
     std::memcpy(file, &h, sizeof(h));
     std::memcpy(file + 64, &s, sizeof(s));
-    const bool ok = ::write(tfd, file, sizeof(file)) == static_cast<ssize_t>(sizeof(file)) && ::fsync(tfd) == 0;
+    const bool ok = ::write(tfd, file, sizeof(file)) == static_cast<ssize_t>(sizeof(file)) &&
+                    (!sync_created || ::fsync(tfd) == 0);
     const int err = errno;
     ::close(tfd);
     if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {

@@ -60,18 +60,22 @@ Connection::~Connection() {
 
 void Connection::open(int fd, const ConnectionBuffers& buffers, bool quickack, OptionError option_error) {
   // Buffers are kept across reuse of the slot; a different size (another
-  // connector or listener) replaces them. Touching every page now keeps
-  // page faults off the first messages.
+  // connector or listener) replaces them. Touching the first kPretouch
+  // bytes now keeps page faults off the first messages: a buffer is used
+  // from its start again whenever it drains, so only a backlog reaches
+  // further (those pages fault once, then stay). Touching all of them made
+  // every connection of an engine with 1,000 sessions hold 5 MiB.
+  constexpr std::size_t kPretouch = 64 * 1024;
   const std::size_t receive_size = buffers.receive_size > 0 ? buffers.receive_size : 1;
   if (recv_capacity_ != receive_size) {
     recv_buf_.reset(new char[receive_size]);
-    std::memset(recv_buf_.get(), 0, receive_size);
+    std::memset(recv_buf_.get(), 0, std::min(receive_size, kPretouch));
     reactor_->buffer_bytes_.fetch_add(receive_size - recv_capacity_, std::memory_order_relaxed);
     recv_capacity_ = receive_size;
   }
   if (send_capacity_ != buffers.send_size) {
     send_buf_.reset(buffers.send_size > 0 ? new char[buffers.send_size] : nullptr);
-    if (buffers.send_size > 0) std::memset(send_buf_.get(), 0, buffers.send_size);
+    if (buffers.send_size > 0) std::memset(send_buf_.get(), 0, std::min(buffers.send_size, kPretouch));
     reactor_->buffer_bytes_.fetch_add(buffers.send_size - send_capacity_, std::memory_order_relaxed);
     send_capacity_ = buffers.send_size;
   }

@@ -56,7 +56,11 @@ Expected<fs::path> venue_executable() {
 }
 
 Expected<std::string> journal_keys(std::uint64_t segment_size, bool prealloc) {
+  // Full-size segments from the first one (JournalInitialSegmentSize, whose
+  // engine default grows segments from 256 KiB for many quiet sessions):
+  // the arms compare segment sizes, as llfix's journals are sized.
   std::string keys = "JournalSegmentSize=" + std::to_string(segment_size) + "\n";
+  keys += "JournalInitialSegmentSize=" + std::to_string(segment_size) + "\n";
   if (!prealloc) {
     if (engine::find_key_spec("JournalPrealloc") == nullptr) {
       return Error{"--prealloc off: this libhft build has no JournalPrealloc configuration key, so its journal "

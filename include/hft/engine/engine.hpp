@@ -74,6 +74,10 @@ class Engine {
   /// written by a writer thread (AsyncLogger), never on the engine thread.
   /// LogLevel is the least severe event kept (it filters `log` only when set
   /// explicitly); LogRateLimit bounds each session's WARN lines.
+  ///
+  /// A start that fails leaves nothing half-created: the store directories
+  /// it created for sessions that had none are removed again (stores that
+  /// existed before are only opened, never removed).
   [[nodiscard]] static Expected<std::unique_ptr<Engine>> create(const Config& config,
                                                                 session::Application& app,
                                                                 session::Logger* log = nullptr);
@@ -115,6 +119,10 @@ class Engine {
   struct Slot;
   class Handler;
   Engine();
+  /// create() without the clean-up: `new_stores` lists the session store
+  /// directories this start created (removed again if it fails).
+  static Expected<std::unique_ptr<Engine>> build(const Config& config, session::Application& app,
+                                                 session::Logger* log, std::vector<std::string>& new_stores);
   void apply_logon_window(Slot& slot, const session::Instant& now) noexcept;
 
   // First member: destroyed last, after the sessions and the reactor that log.

@@ -56,7 +56,29 @@ struct JournalConfig {
   std::string directory;
   bool create_directory = true;
   /// Bytes per segment file: a multiple of 4096 in [kMinSegmentSize, 4 GiB).
+  /// With initial_segment_size, the largest a segment grows to.
   std::size_t segment_size = std::size_t{64} << 20;
+  /// Size of the journal's first segment (0: segment_size). Each segment
+  /// after it is twice the size of the one before, up to segment_size, so a
+  /// journal's files grow with what it holds: a quiet session keeps one
+  /// small segment, a busy one reaches full-size segments after writing
+  /// about segment_size bytes. A claim that a segment of the next size could
+  /// not hold gets the size that can (a power-of-two multiple, at most
+  /// segment_size). A multiple of 4096, at least kMinSegmentSize, at most
+  /// segment_size.
+  std::size_t initial_segment_size = 0;
+  /// No segment is created at open for a journal that has none: the first
+  /// claim creates it (open + fallocate + mmap of initial_segment_size, on
+  /// the writer, counted in segments_created). A journal that is never
+  /// written leaves no file behind. False: open creates it.
+  bool defer_first_segment = false;
+  /// When the service prepares the next segment: once the active one is at
+  /// least this fraction full (0: as soon as a segment becomes active), and
+  /// always at once after the journal has rotated since it was opened (it
+  /// is being written fast enough to fill segments). With many quiet
+  /// sessions, 0.5 keeps one spare per journal that is filling, not one per
+  /// journal.
+  double prepare_spare_at = 0.0;
   /// Record start alignment, 8 (dense) or 64 (one cache line per record start).
   std::uint32_t record_alignment = 8;
   Durability durability = Durability::kOs;
@@ -183,6 +205,9 @@ class Journal {
 
   /// Why the last claim() failed (kOk after a successful one).
   [[nodiscard]] StoreStatus last_status() const noexcept { return last_status_; }
+  /// The largest claim a segment of segment_size can hold (claim() of more
+  /// is kTooLarge).
+  [[nodiscard]] std::size_t max_claim() const noexcept { return max_payload_; }
 
   // ---- epochs --------------------------------------------------------------
 
@@ -254,11 +279,12 @@ class Journal {
   void set_companion_mapping(void* address, std::size_t length) noexcept;
 
  private:
+  // No member initialisers: the ring is allocated without being written.
   struct CatalogEntry {
-    std::uint64_t number = 0;
-    std::uint64_t first_seq = 0;   ///< seq of slot 0 (valid when count > 0)
-    std::uint64_t last_seq = 0;    ///< seq of the last slot, or the previous entry's last_seq
-    std::uint32_t count = 0;       ///< indexed records
+    std::uint64_t number;
+    std::uint64_t first_seq;   ///< seq of slot 0 (valid when count > 0)
+    std::uint64_t last_seq;    ///< seq of the last slot, or the previous entry's last_seq
+    std::uint32_t count;       ///< indexed records
   };
   struct Retained {
     std::uint64_t number = 0;
@@ -300,14 +326,25 @@ class Journal {
   Expected<void> add_epoch_history(const std::vector<std::uint64_t>& numbers, std::size_t tail_index);
 
   // writer internals
-  bool rotate(bool epoch_start) noexcept;
+  /// Seals the active segment and continues in the next one (the spare,
+  /// or one created inline) that holds a claim of `need` bytes.
+  bool rotate(bool epoch_start, std::size_t need = 0) noexcept;
   void activate(detail::Segment* segment, bool epoch_start) noexcept;
   void write_control(std::uint16_t flags, const void* payload, std::size_t length) noexcept;
   void hand_over(detail::Segment* segment) noexcept;
   void compute_max_payload() noexcept;
   detail::Segment* acquire_pool() noexcept;
   void release_pool(detail::Segment* segment) noexcept;
-  int create_segment(detail::Segment* segment, std::uint64_t number) noexcept;
+  int create_segment(detail::Segment* segment, std::uint64_t number, std::size_t size) noexcept;
+  /// Size of a segment that holds a claim of `need` bytes (record header
+  /// included, aligned): at least `size`, doubled while it cannot, at most
+  /// config_.segment_size.
+  [[nodiscard]] std::size_t size_to_hold(std::size_t size, std::size_t need) const noexcept;
+  /// The first segment of a journal opened with none (defer_first_segment).
+  bool create_first(std::size_t need) noexcept;
+  /// Creates the next-numbered segment of `size` into the pooled `segment`
+  /// on the writer; on failure gives both back and records the status.
+  bool create_on_writer(detail::Segment* segment, std::size_t size) noexcept;
   void publish() noexcept;
   void push_catalog(std::uint64_t number) noexcept;
   CatalogEntry& catalog_at(std::size_t i) noexcept;
@@ -370,7 +407,11 @@ class Journal {
   Counter appends_, bytes_, unindexed_, failed_claims_, rotations_, spare_misses_, inline_creations_,
       unfaulted_rotations_, retire_overflows_, sync_flushes_;
 
-  std::vector<CatalogEntry> catalog_;  ///< ring, capacity max_epoch_segments
+  /// Ring of capacity max_epoch_segments, allocated without being written
+  /// (entries are written when pushed), so a journal that stays in one
+  /// segment keeps one page of it resident, not all of it.
+  std::unique_ptr<CatalogEntry[]> catalog_;
+  std::size_t catalog_size_ = 0;
   std::size_t cat_head_ = 0;           ///< ring index of the oldest entry
   std::size_t cat_count_ = 0;
 
@@ -386,7 +427,14 @@ class Journal {
   std::atomic<detail::Segment*> spare_{nullptr};
   alignas(64) std::atomic<std::uint64_t> published_{0};       ///< pool index << 32 | data end
   std::atomic<std::uint64_t> published_slot_low_{0};
-  std::atomic<std::uint64_t> active_number_{0};
+  std::atomic<std::uint64_t> active_number_{0};  ///< 0: no segment yet (defer_first_segment)
+  /// Size of the segment the next rotation goes to (the spare's size):
+  /// twice the active one's, at most segment_size. Set by the writer.
+  std::atomic<std::size_t> next_size_{0};
+  /// The writer has rotated since open: spares are prepared at once.
+  std::atomic<bool> rotated_{false};
+  /// First segment deferred: its epoch starts with it (an epoch-start record).
+  bool pending_epoch_start_ = false;
   alignas(64) std::atomic<int> last_errno_{0};
   std::atomic<int> spare_errno_{0};  ///< errno of the failing spare preparation, 0 once one succeeds
   core::SpscRing<detail::Segment*> retired_{kRetireCapacity};

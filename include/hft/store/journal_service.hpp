@@ -18,6 +18,8 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -55,7 +57,12 @@ struct JournalServiceConfig {
 
 class JournalService {
  public:
-  static constexpr std::size_t kMaxJournals = 64;
+  /// Journals are held in blocks of kBlock slots, allocated as journals
+  /// attach and kept until the service is destroyed (a closed journal's
+  /// slot is reused), so the service has no fixed limit below kMaxJournals.
+  static constexpr std::size_t kBlock = 64;
+  static constexpr std::size_t kMaxBlocks = 4096;
+  static constexpr std::size_t kMaxJournals = kBlock * kMaxBlocks;
 
   explicit JournalService(JournalServiceConfig config = {});
   /// Stops the thread. Journals must be closed first (they detach).
@@ -82,22 +89,30 @@ class JournalService {
 
  private:
   friend class Journal;
-  /// Called by Journal::open. False when kMaxJournals are attached.
+  /// Called by Journal::open (may allocate a block). False when
+  /// kMaxJournals are attached, or a block cannot be allocated.
   bool attach(Journal* journal) noexcept;
   /// Called by ~Journal. Returns once the service no longer touches it.
   void detach(Journal* journal) noexcept;
   void run() noexcept;
 
+  struct Block {
+    std::array<std::atomic<Journal*>, kBlock> journals{};
+    // Service thread only: each journal's write_position() at the previous cycle.
+    std::array<std::uint64_t, kBlock> positions{};
+  };
+
   JournalServiceConfig config_;
-  std::array<std::atomic<Journal*>, kMaxJournals> journals_{};
+  /// Published with release once allocated; never freed before ~JournalService.
+  std::unique_ptr<std::atomic<Block*>[]> blocks_;
+  std::atomic<std::size_t> block_count_{0};
+  std::mutex attach_mutex_;  ///< attach() only (open time), never the service thread
   std::atomic<Journal*> current_{nullptr};
   std::atomic<bool> stop_{false};
   std::atomic<bool> running_{false};
   std::atomic<int> start_state_{0};  // 0 starting, 1 ok, -1 pin failed
   std::atomic<std::uint64_t> cycles_{0};
-  // Service thread only: each journal's write_position() at the previous
-  // cycle, and whether any moved in the last one.
-  std::array<std::uint64_t, kMaxJournals> positions_{};
+  // Service thread only: whether any journal moved in the last cycle.
   bool writing_ = false;
   std::thread thread_;
 };

@@ -89,6 +89,11 @@ class MessageStore {
   /// Default: an outbound claim().
   [[nodiscard]] virtual StoreStatus check_room(std::size_t max_bytes) noexcept;
 
+  /// The largest claim this store can ever give (its configuration's
+  /// limit), without claiming anything: a session checks MaxMessageSize
+  /// against it when it is created. Default: no limit of its own.
+  [[nodiscard]] virtual std::size_t max_claim() const noexcept { return ~std::size_t{0}; }
+
   /// The most recent failure in words, for the one log line that reports it
   /// ("journal DIR: no space on the file system (No space left on device)"):
   /// written into `out` (cut to fit), returns the length. Not for the hot path.
@@ -159,6 +164,9 @@ class MemoryStore final : public MessageStore {
   explicit MemoryStore(MemoryStoreConfig config = {}, std::int64_t created_ns = 0);
 
   [[nodiscard]] std::span<char> claim(std::size_t max_bytes) noexcept override;
+  [[nodiscard]] std::size_t max_claim() const noexcept override {
+    return config_.capacity == 0 ? 0 : config_.max_message_size;
+  }
   using MessageStore::commit;
   [[nodiscard]] StoreStatus commit(std::uint64_t seq, std::int64_t timestamp_ns, std::size_t offset,
                                    std::size_t length, std::uint8_t flags) noexcept override;
@@ -216,6 +224,13 @@ struct JournalStoreConfig {
   /// Recorded in the files created; files recording another identity are
   /// refused (a journal or sequence-number file of another session).
   std::uint64_t session_identity = 0;
+  /// fsync a sequence-number file the open creates before renaming it into
+  /// place (1-2 ms on a virtio disk). False (the engine, so that 1,000 new
+  /// sessions start in well under a second): a power loss right after may
+  /// leave the new file empty, and open() treats an empty or all-zero file
+  /// as a missing one (it held 1/1 of a store with nothing journaled, or the
+  /// journals say what it should hold).
+  bool sync_new_files = true;
 };
 
 /// What JournalStore::open found and repaired.
@@ -255,6 +270,8 @@ class JournalStore final : public MessageStore {
   ~JournalStore() override;
 
   [[nodiscard]] std::span<char> claim(std::size_t max_bytes) noexcept override;
+  /// The outbound journal's largest claim (both journals share the settings).
+  [[nodiscard]] std::size_t max_claim() const noexcept override { return outbound_->max_claim(); }
   using MessageStore::commit;
   /// Advances the sequence-number file only when the message was recorded
   /// (kOk): a failed commit leaves no record, so its seq is used again.

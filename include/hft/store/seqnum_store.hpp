@@ -25,9 +25,12 @@ class SeqNumStore {
   /// magic, newer format version, header CRC mismatch, wrong size, both
   /// slots corrupt, I/O errors, and (with a non-zero `session_identity`) a
   /// file that records another session's identity. A file in error is never
-  /// rewritten. A file created here records `session_identity`.
+  /// rewritten. A file created here records `session_identity`, and is
+  /// fsync'd before it is renamed into place unless `sync_created` is false
+  /// (the caller then makes it durable, e.g. with syncfs()).
   [[nodiscard]] static Expected<SeqNumStore> open(const std::string& path, std::int64_t now_ns,
-                                                  bool create = true, std::uint64_t session_identity = 0);
+                                                  bool create = true, std::uint64_t session_identity = 0,
+                                                  bool sync_created = true);
 
   SeqNumStore(SeqNumStore&& other) noexcept;
   SeqNumStore& operator=(SeqNumStore&& other) noexcept;

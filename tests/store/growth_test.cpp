@@ -1,0 +1,349 @@
+// Journals for many sessions: segments that start small and double up to
+// segment_size, a first segment created by the first claim
+// (defer_first_segment), spares prepared only for journals that are filling
+// (prepare_spare_at), a service with no fixed journal limit, and an empty
+// sequence-number file (a new store cut short by a power loss) taken as a
+// missing one.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hft/store/journal.hpp"
+#include "hft/store/journal_reader.hpp"
+#include "hft/store/journal_service.hpp"
+#include "hft/store/message_store.hpp"
+#include "store/store_test_util.hpp"
+#include "support/alloc_counter.hpp"
+
+namespace hft::store {
+namespace {
+
+namespace fs = std::filesystem;
+using test::message_for;
+using test::TempDir;
+
+JournalConfig growing(const std::string& dir, std::size_t initial, std::size_t max) {
+  JournalConfig c = test::small_config(dir, max);
+  c.initial_segment_size = initial;
+  return c;
+}
+
+std::vector<std::uintmax_t> segment_sizes(const std::string& dir) {
+  std::vector<std::uintmax_t> sizes;
+  for (const std::string& name : test::segment_files(dir)) sizes.push_back(fs::file_size(dir + "/" + name));
+  return sizes;
+}
+
+// Every data record of the journal, read from the files alone.
+std::vector<std::uint64_t> read_back(const std::string& dir) {
+  auto reader = JournalReader::open(dir);
+  EXPECT_TRUE(reader) << (reader ? "" : reader.error().message);
+  std::vector<std::uint64_t> seqs;
+  if (!reader) return seqs;
+  RecordView r;
+  for (;;) {
+    const auto next = reader->next(r);
+    EXPECT_NE(next, JournalReader::Next::kCorrupt) << reader->where();
+    if (next != JournalReader::Next::kRecord) break;
+    if (!r.control()) seqs.push_back(r.seq);
+  }
+  return seqs;
+}
+
+TEST(SegmentGrowth, segments_double_from_the_initial_size_up_to_segment_size) {
+  TempDir dir;
+  auto j = Journal::open(growing(dir.path(), 16 * 1024, 128 * 1024));
+  ASSERT_TRUE(j) << j.error().message;
+  test::append_range(**j, 1, 3000, 200);
+  const auto sizes = segment_sizes(dir.path());
+  ASSERT_GE(sizes.size(), 6u);
+  EXPECT_EQ(sizes[0], 16u * 1024);
+  EXPECT_EQ(sizes[1], 32u * 1024);
+  EXPECT_EQ(sizes[2], 64u * 1024);
+  for (std::size_t i = 3; i < sizes.size(); ++i) EXPECT_EQ(sizes[i], 128u * 1024) << "segment " << i + 1;
+  // Replay and the files agree: every seq once, in order.
+  test::Collected got;
+  const auto r = test::replay_all(**j, 1, 3000, got);
+  EXPECT_EQ(r.status, ReplayStatus::kComplete);
+  ASSERT_EQ(got.seqs.size(), 3000u);
+  for (std::uint64_t s = 1; s <= 3000; ++s) ASSERT_EQ(got.seqs[s - 1], s);
+  EXPECT_EQ(got.bytes[1499], message_for(1500, 200));
+  j->reset();
+  const auto seqs = read_back(dir.path());
+  ASSERT_EQ(seqs.size(), 3000u);
+  EXPECT_EQ(seqs.back(), 3000u);
+}
+
+TEST(SegmentGrowth, a_reopened_journal_goes_on_growing_from_its_tail) {
+  TempDir dir;
+  {
+    auto j = Journal::open(growing(dir.path(), 16 * 1024, 256 * 1024));
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 150, 200);  // fills the 16 KiB segment, into the 32 KiB one
+  }
+  auto j = Journal::open(growing(dir.path(), 16 * 1024, 256 * 1024));
+  ASSERT_TRUE(j) << j.error().message;
+  EXPECT_EQ((*j)->last_seq(), 150u);
+  test::append_range(**j, 151, 1000, 200);
+  const auto sizes = segment_sizes(dir.path());
+  ASSERT_GE(sizes.size(), 4u);
+  EXPECT_EQ(sizes[1], 32u * 1024);
+  EXPECT_EQ(sizes[2], 64u * 1024);  // after the reopened 32 KiB tail: twice its size
+  test::Collected got;
+  EXPECT_EQ(test::replay_all(**j, 1, 1000, got).status, ReplayStatus::kComplete);
+  EXPECT_EQ(got.seqs.size(), 1000u);
+}
+
+TEST(SegmentGrowth, a_claim_larger_than_the_next_size_gets_a_segment_that_holds_it) {
+  TempDir dir;
+  auto j = Journal::open(growing(dir.path(), 16 * 1024, 1024 * 1024));
+  ASSERT_TRUE(j);
+  EXPECT_GT((*j)->max_claim(), 900u * 1024);  // the limit comes from segment_size
+  test::append_range(**j, 1, 3, 200);
+  const std::string big = message_for(4, 100 * 1024);
+  ASSERT_EQ((*j)->append(4, 0, {big.data(), big.size()}), StoreStatus::kOk);
+  const auto sizes = segment_sizes(dir.path());
+  ASSERT_EQ(sizes.size(), 2u);
+  EXPECT_EQ(sizes[0], 16u * 1024);
+  EXPECT_EQ(sizes[1], 128u * 1024);  // 32 and 64 KiB cannot hold it
+  test::Collected got;
+  EXPECT_EQ(test::replay_all(**j, 4, 4, got).status, ReplayStatus::kComplete);
+  ASSERT_EQ(got.bytes.size(), 1u);
+  EXPECT_EQ(got.bytes[0], big);
+}
+
+TEST(SegmentGrowth, an_initial_size_out_of_range_is_refused_naming_both_sizes) {
+  TempDir dir;
+  auto j = Journal::open(growing(dir.path(), 512 * 1024, 256 * 1024));
+  ASSERT_FALSE(j);
+  EXPECT_NE(j.error().message.find("initial_segment_size 524288"), std::string::npos) << j.error().message;
+  EXPECT_NE(j.error().message.find("segment_size 262144"), std::string::npos);
+  auto k = Journal::open(growing(dir.path(), 20000, 256 * 1024));
+  ASSERT_FALSE(k);
+  EXPECT_NE(k.error().message.find("multiple of 4096"), std::string::npos);
+}
+
+TEST(SegmentGrowth, claims_across_growing_rotations_allocate_nothing) {
+  TempDir dir;
+  JournalService service;
+  ASSERT_TRUE(service.start());
+  auto j = Journal::open(growing(dir.path(), 16 * 1024, 256 * 1024), &service);
+  ASSERT_TRUE(j);
+  const std::string m = message_for(0, 230);
+  hft::test::AllocationScope scope;
+  for (std::uint64_t seq = 1; seq <= 4000; ++seq) {
+    std::span<char> room = (*j)->claim(m.size() + 40);
+    ASSERT_FALSE(room.empty());
+    std::memcpy(room.data() + 40, m.data(), m.size());
+    ASSERT_EQ((*j)->commit(seq, 0, 40, m.size()), StoreStatus::kOk);
+  }
+  EXPECT_EQ(scope.count(), 0u);
+  EXPECT_GE((*j)->stats().rotations, 5u);
+}
+
+TEST(DeferredSegment, open_creates_nothing_and_the_first_claim_creates_directory_and_segment) {
+  TempDir dir;
+  const std::string jdir = dir.path() + "/session/outbound";
+  JournalConfig c = growing(jdir, 16 * 1024, 256 * 1024);
+  c.defer_first_segment = true;
+  {
+    auto j = Journal::open(c);
+    ASSERT_TRUE(j) << j.error().message;
+    EXPECT_TRUE(fs::exists(dir.path() + "/session"));  // the parent, for the owner's files
+    EXPECT_FALSE(fs::exists(jdir));
+    EXPECT_TRUE((*j)->recovery().created);
+    EXPECT_EQ((*j)->active_segment(), 0u);
+    EXPECT_EQ((*j)->epoch(), 1u);
+    EXPECT_EQ((*j)->flush(), StoreStatus::kOk);
+    test::Collected got;
+    EXPECT_EQ(test::replay_all(**j, 1, 100, got).status, ReplayStatus::kComplete);
+    EXPECT_TRUE(got.seqs.empty());
+  }
+  EXPECT_FALSE(fs::exists(jdir));  // closed unwritten: still nothing
+  {
+    auto j = Journal::open(c);
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 10);
+    EXPECT_EQ((*j)->active_segment(), 1u);
+    EXPECT_EQ(segment_sizes(jdir), (std::vector<std::uintmax_t>{16 * 1024}));
+    EXPECT_EQ((*j)->stats().segments_created, 1u);
+  }
+  auto j = Journal::open(c);
+  ASSERT_TRUE(j);
+  EXPECT_EQ((*j)->last_seq(), 10u);
+  EXPECT_FALSE((*j)->recovery().created);
+}
+
+TEST(DeferredSegment, a_reset_before_the_first_message_starts_the_first_segment_in_the_new_epoch) {
+  TempDir dir;
+  JournalConfig c = growing(dir.path() + "/j", 16 * 1024, 64 * 1024);
+  c.defer_first_segment = true;
+  {
+    auto j = Journal::open(c);
+    ASSERT_TRUE(j);
+    ASSERT_EQ((*j)->reset(3, 12345), StoreStatus::kOk);
+    EXPECT_FALSE(fs::exists(dir.path() + "/j"));
+    test::append_range(**j, 1, 5);
+  }
+  auto j = Journal::open(c);
+  ASSERT_TRUE(j);
+  EXPECT_EQ((*j)->epoch(), 3u);
+  EXPECT_EQ((*j)->epoch_created_ns(), 12345);
+  EXPECT_EQ((*j)->last_seq(), 5u);
+}
+
+TEST(DeferredSegment, a_store_of_a_session_that_never_sent_holds_only_its_sequence_numbers) {
+  TempDir dir;
+  JournalStoreConfig c;
+  c.directory = dir.path() + "/FIX.4.4-A-B";
+  c.journal = growing("", 16 * 1024, 256 * 1024);
+  c.journal.defer_first_segment = true;
+  {
+    auto s = JournalStore::open(c);
+    ASSERT_TRUE(s) << s.error().message;
+    EXPECT_EQ((*s)->next_sender_seq(), 1u);
+    EXPECT_GE((*s)->max_claim(), 200u * 1024);
+  }
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(c.directory)) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"seqnums.dat"});
+  {
+    auto s = JournalStore::open(c);
+    ASSERT_TRUE(s);
+    EXPECT_EQ((*s)->check_room(1024), StoreStatus::kOk);  // creates both journals' first segments
+    auto room = (*s)->claim(300);
+    ASSERT_FALSE(room.empty());
+    const std::string m = message_for(1, 200);
+    std::memcpy(room.data(), m.data(), m.size());
+    ASSERT_EQ((*s)->commit(1, 0, 0, m.size()), StoreStatus::kOk);
+  }
+  EXPECT_EQ(test::segment_files(c.directory + "/outbound").size(), 1u);
+  EXPECT_EQ(test::segment_files(c.directory + "/inbound").size(), 1u);
+  auto s = JournalStore::open(c);
+  ASSERT_TRUE(s);
+  EXPECT_EQ((*s)->next_sender_seq(), 2u);
+  EXPECT_TRUE((*s)->recovery().warnings.empty());
+}
+
+TEST(LazySpare, a_spare_is_prepared_once_the_segment_is_half_full_and_at_once_after_a_rotation) {
+  TempDir dir;
+  JournalConfig c = growing(dir.path(), 64 * 1024, 256 * 1024);
+  c.prepare_spare_at = 0.5;
+  auto j = Journal::open(c);
+  ASSERT_TRUE(j);
+  test::settle(**j, 1);
+  EXPECT_FALSE((*j)->spare_ready());  // an empty segment: no spare
+  test::append_range(**j, 1, 100, 200);  // ~24 KiB of 64
+  test::settle(**j, 2);
+  EXPECT_FALSE((*j)->spare_ready());
+  test::append_range(**j, 101, 160, 200);  // past half
+  test::settle(**j, 3);
+  ASSERT_TRUE((*j)->spare_ready());
+  test::append_range(**j, 161, 400, 200);  // rotates into the 128 KiB spare
+  EXPECT_EQ((*j)->stats().rotations, 1u);
+  EXPECT_EQ((*j)->stats().spare_misses, 0u);
+  test::settle(**j, 4);
+  EXPECT_TRUE((*j)->spare_ready());  // rotated once: the next is prepared at once
+  const auto sizes = segment_sizes(dir.path());
+  ASSERT_EQ(sizes.size(), 3u);
+  EXPECT_EQ(sizes[1], 128u * 1024);
+  EXPECT_EQ(sizes[2], 256u * 1024);
+}
+
+TEST(LazySpare, by_default_the_spare_is_prepared_as_soon_as_a_segment_is_active) {
+  TempDir dir;
+  auto j = Journal::open(growing(dir.path(), 64 * 1024, 256 * 1024));
+  ASSERT_TRUE(j);
+  test::settle(**j, 1);
+  EXPECT_TRUE((*j)->spare_ready());
+}
+
+TEST(JournalServiceScale, serves_more_journals_than_one_block_holds) {
+  TempDir dir;
+  JournalService service;
+  constexpr std::size_t kJournals = 3 * JournalService::kBlock + 5;
+  std::vector<std::unique_ptr<Journal>> journals;
+  for (std::size_t i = 0; i < kJournals; ++i) {
+    JournalConfig c = growing(dir.path() + "/j" + std::to_string(i), 16 * 1024, 64 * 1024);
+    auto j = Journal::open(c, &service);
+    ASSERT_TRUE(j) << i << ": " << j.error().message;
+    journals.push_back(std::move(*j));
+  }
+  EXPECT_EQ(service.journals(), kJournals);
+  for (auto& j : journals) test::append_range(*j, 1, 10);
+  for (int i = 0; i < 20; ++i) service.do_work();
+  for (std::size_t i = 0; i < kJournals; ++i) EXPECT_TRUE(journals[i]->spare_ready()) << "journal " << i;
+  // Closed journals give their slots back; new ones reuse them.
+  journals.erase(journals.begin(), journals.begin() + 70);
+  EXPECT_EQ(service.journals(), kJournals - 70);
+  auto again = Journal::open(growing(dir.path() + "/again", 16 * 1024, 64 * 1024), &service);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(service.journals(), kJournals - 69);
+  journals.clear();
+  again->reset();
+  EXPECT_EQ(service.journals(), 0u);
+}
+
+class EmptySeqNums : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(EmptySeqNums, an_empty_or_all_zero_file_is_taken_as_missing_and_said_so) {
+  TempDir dir;
+  JournalStoreConfig c;
+  c.directory = dir.path() + "/store";
+  c.journal = test::small_config("", 64 * 1024);
+  c.sync_new_files = false;
+  {
+    auto s = JournalStore::open(c);
+    ASSERT_TRUE(s);
+    test::append_range((*s)->outbound(), 1, 7);
+    ASSERT_EQ((*s)->store_inbound(1, 0, {"8=FIX.4.4\x01" "10=000\x01", 17}), StoreStatus::kOk);
+    ASSERT_EQ((*s)->store_inbound(2, 0, {"8=FIX.4.4\x01" "10=000\x01", 17}), StoreStatus::kOk);
+  }
+  // What a power loss right after an unsynced creation can leave.
+  const std::string path = c.directory + "/seqnums.dat";
+  {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC);
+    ASSERT_GE(fd, 0);
+    const std::vector<char> zeros(GetParam(), 0);
+    if (!zeros.empty()) {
+      ASSERT_EQ(::write(fd, zeros.data(), zeros.size()), static_cast<ssize_t>(zeros.size()));
+    }
+    ::close(fd);
+  }
+  auto s = JournalStore::open(c);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ((*s)->next_sender_seq(), 8u);  // from the journals
+  EXPECT_EQ((*s)->next_target_seq(), 3u);
+  ASSERT_FALSE((*s)->recovery().warnings.empty());
+  EXPECT_NE((*s)->recovery().warnings[0].find("empty"), std::string::npos) << (*s)->recovery().warnings[0];
+  EXPECT_NE((*s)->recovery().warnings[0].find(path), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, EmptySeqNums, ::testing::Values(0u, 192u));
+
+TEST(EmptySeqNums, a_damaged_file_that_is_not_all_zero_is_still_refused) {
+  TempDir dir;
+  JournalStoreConfig c;
+  c.directory = dir.path() + "/store";
+  c.journal = test::small_config("", 64 * 1024);
+  {
+    ASSERT_TRUE(JournalStore::open(c));
+  }
+  const std::string path = c.directory + "/seqnums.dat";
+  std::vector<char> bytes(192, 0);
+  bytes[100] = 'x';
+  test::write_file(path, bytes);
+  auto s = JournalStore::open(c);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find(path), std::string::npos) << s.error().message;
+}
+
+}  // namespace
+}  // namespace hft::store
