@@ -330,6 +330,58 @@ bool Section::has(std::string_view key) const {
   return find(key) != nullptr;
 }
 
+bool Section::matches(const SessionId& id) const noexcept {
+  auto glob = [](std::string_view pattern, std::string_view text) noexcept {
+    // '*' matches any run of characters (none included); everything else itself.
+    std::size_t p = 0, t = 0, star = std::string_view::npos, back = 0;
+    while (t < text.size()) {
+      if (p < pattern.size() && pattern[p] == '*') {
+        star = p++;
+        back = t;
+      } else if (p < pattern.size() && pattern[p] == text[t]) {
+        ++p;
+        ++t;
+      } else if (star != std::string_view::npos) {
+        p = star + 1;
+        t = ++back;
+      } else {
+        return false;
+      }
+    }
+    while (p < pattern.size() && pattern[p] == '*') ++p;
+    return p == pattern.size();
+  };
+  return id.begin_string == id_.begin_string && glob(id_.sender_comp_id, id.sender_comp_id) &&
+         glob(id_.target_comp_id, id.target_comp_id) && glob(id_.sender_sub_id, id.sender_sub_id) &&
+         glob(id_.target_sub_id, id.target_sub_id) && glob(id_.sender_location_id, id.sender_location_id) &&
+         glob(id_.target_location_id, id.target_location_id) && id.qualifier == id_.qualifier;
+}
+
+Section Section::instantiate(const SessionId& id) const {
+  Section s = *this;
+  s.template_ = false;
+  s.id_ = id;
+  const std::pair<const char*, const std::string*> ids[] = {
+      {"SenderCompID", &id.sender_comp_id},     {"TargetCompID", &id.target_comp_id},
+      {"SenderSubID", &id.sender_sub_id},       {"TargetSubID", &id.target_sub_id},
+      {"SenderLocationID", &id.sender_location_id}, {"TargetLocationID", &id.target_location_id}};
+  for (const auto& [key, value] : ids) {
+    const auto it = std::find_if(s.settings_.begin(), s.settings_.end(),
+                                 [&](const Setting& x) { return iequals(x.key, key); });
+    if (value->empty()) {
+      if (it != s.settings_.end()) s.settings_.erase(it);
+    } else if (it != s.settings_.end()) {
+      it->value = *value;
+    } else {
+      s.settings_.push_back(Setting{key, *value, line_, false, {}});
+    }
+  }
+  s.settings_.erase(std::remove_if(s.settings_.begin(), s.settings_.end(),
+                                   [](const Setting& x) { return iequals(x.key, "AcceptorTemplate"); }),
+                    s.settings_.end());
+  return s;
+}
+
 std::string Section::where(std::string_view key) const {
   const Setting* s = find(key);
   if (s != nullptr && !s->origin.empty()) return s->origin;
@@ -568,6 +620,20 @@ class ConfigParser {
                       text("TargetLocationID"), text("SessionQualifier")};
     const std::string for_type = initiator ? " for ConnectionType=initiator" : " for ConnectionType=acceptor";
     const bool fixt = s.id_.begin_string == "FIXT.1.1";
+    if (const Setting* t = value("AcceptorTemplate"); t != nullptr && iequals(t->value, "Y")) {
+      if (initiator) return fail(*t, "AcceptorTemplate", "only an acceptor session can be a template" + in_section);
+      if (s.id_.sender_comp_id.find('*') == std::string::npos &&
+          s.id_.target_comp_id.find('*') == std::string::npos)
+        return fail(*t, "AcceptorTemplate",
+                    "a template needs '*' (any characters) in SenderCompID or TargetCompID" + in_section);
+      // Per-session event files are opened at start for configured sessions;
+      // a template's sessions log to the engine's files.
+      if (const Setting* f = value("FileLogPath"); f != nullptr && !f->inherited)
+        return fail(*f, "FileLogPath",
+                    "not in an AcceptorTemplate section: its sessions log to the engine's files "
+                    "([DEFAULT] FileLogPath or LogFile)" + in_section);
+      s.template_ = true;
+    }
 
     if (initiator) {
       for (const char* key : {"SocketConnectHost", "SocketConnectPort", "HeartBtInt"}) {

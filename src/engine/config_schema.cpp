@@ -22,6 +22,15 @@ constexpr KeyScope kEngine = KeyScope::kEngine;
 
 constexpr std::array kSchema = {
     // --- Session identity -------------------------------------------------
+    KeySpec{.name = "AcceptorTemplate", .type = T::kBool, .default_value = "N",
+            .description = "Acceptor: this [SESSION] is a template, not a session. SenderCompID and TargetCompID "
+                           "(and the SubIDs/LocationIDs) may hold `*` (any characters, e.g. `TargetCompID=*` or "
+                           "`CLIENT*`); a connection whose Logon names a session no [SESSION] defines but that "
+                           "matches the template gets that session, with the template's settings: its store is "
+                           "created under FileStorePath at that Logon, and Username/Password, LogonTime and "
+                           "MaxConnections apply as to any session. Configured sessions are matched first, then "
+                           "templates in file order. A template's sessions log to the engine's files, so "
+                           "FileLogPath cannot be set in its section."},
     KeySpec{.name = "ConnectionType", .type = T::kEnum,
             .description = "Required. `initiator` connects out to SocketConnectHost/Port; `acceptor` listens on "
                            "SocketAcceptPort.",

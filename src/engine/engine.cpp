@@ -72,6 +72,7 @@ Expected<std::unique_ptr<EventLog>> make_logger(const Config& config, session::L
   }
   std::vector<session::SessionID> ids;
   for (const Section& section : config.sessions()) {
+    if (section.is_template()) continue;  // its sessions log as named ones
     AsyncLoggerOptions::Session s{.id = logger_id(section.session_id()), .directory = {}};
     if (section.has("FileLogPath")) {
       auto dir = section.get_string("FileLogPath");
@@ -157,6 +158,8 @@ struct Engine::Slot final : session::Output {
   transport::Connection* connection = nullptr;
   transport::Connector* connector = nullptr;
   transport::Listener* listener = nullptr;  // acceptor sessions: the listener they are reached on
+  bool removing = false;  // remove_session(): destroyed by reap() once its connection is gone
+  bool disabled = false;  // disable_session(): no logon until enable_session()
 
   void send(std::span<const char> bytes) noexcept override {
     if (connection == nullptr) return;
@@ -232,6 +235,8 @@ enum class Refusal : std::uint8_t {
   kEvicted,
   kNoSlot,
   kMaxConnections,
+  kDisabled,
+  kTemplateRefused,
   kCount,
 };
 
@@ -257,6 +262,10 @@ const char* refusal_text(Refusal r) noexcept {
       return "refusing connections at accept: every connection slot in use";
     case Refusal::kMaxConnections:
       return "refusing connection: MaxConnections sessions connected, for session";
+    case Refusal::kDisabled:
+      return "refusing connection for disabled session";
+    case Refusal::kTemplateRefused:
+      return "refusing connection: not a Logon with the AcceptorTemplate's Username/Password, for session";
     case Refusal::kCount:
       break;
   }
@@ -364,6 +373,10 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
 
   void on_connected(transport::Connection& c) noexcept override {
     auto* slot = static_cast<Slot*>(c.connector()->context());
+    if (slot == nullptr) {  // a removed session's connector
+      c.abort();
+      return;
+    }
     bind(*slot, c);
   }
 
@@ -445,10 +458,13 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
 
   void on_tick(std::int64_t) noexcept override {
     const auto now = Engine::now();
-    for (auto& slot : engine_.slots_) {
-      if (slot->logon_window) engine_.apply_logon_window(*slot, now);
-      slot->report_spares();
-      slot->session->on_timer(now);
+    // By index: a callback may add a session (slots_ grows).
+    for (std::size_t i = 0; i < engine_.slots_.size(); ++i) {
+      Slot& slot = *engine_.slots_[i];
+      if (slot.removing) continue;
+      if (slot.logon_window) engine_.apply_logon_window(slot, now);
+      slot.report_spares();
+      slot.session->on_timer(now);
     }
     // A connection that has named no session within LogonTimeout is closed:
     // a session applies its own LogonTimeout once it is named.
@@ -547,18 +563,29 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
     }
     Slot* found = nullptr;
     for (auto& slot : engine_.slots_) {
-      if (!slot->session->settings().initiator && slot->listener == c.listener() &&
+      if (!slot->removing && !slot->session->settings().initiator && slot->listener == c.listener() &&
           key.matches(slot->session->id())) {
         found = slot.get();
         break;
       }
     }
+    // Not configured: an AcceptorTemplate may create it, when it could be
+    // connected (the same MaxConnections check as below, first).
+    bool template_refused = false;
+    if (found == nullptr && bound_ < limits_.max_connections)
+      found = engine_.from_template(key, data.substr(0, framed.size), c.listener(), template_refused);
     char detail[160];
     const int n = std::snprintf(detail, sizeof detail, "%.*s:%.*s->%.*s",
                                 static_cast<int>(key.begin_string.size()), key.begin_string.data(),
                                 static_cast<int>(key.sender_comp_id.size()), key.sender_comp_id.data(),
                                 static_cast<int>(key.target_comp_id.size()), key.target_comp_id.data());
     const std::string_view session_text(detail, n > 0 ? std::min<std::size_t>(n, sizeof detail - 1) : 0);
+    if (found == nullptr && template_refused) {
+      ++engine_.stats_.template_refused;
+      refusals_.record(Refusal::kTemplateRefused, c.peer(), session_text, now_ns);
+      c.close();
+      return nullptr;
+    }
     if (found == nullptr) {
       ++engine_.stats_.unknown_session_refused;
       refusals_.record(Refusal::kUnknownSession, c.peer(), session_text, now_ns);
@@ -582,6 +609,12 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
         c.close();
         return nullptr;
       }
+    }
+    if (found->disabled) {
+      ++engine_.stats_.disabled_refused;
+      refusals_.record(Refusal::kDisabled, c.peer(), session_text, now_ns);
+      c.close();
+      return nullptr;
     }
     if (bound_ >= limits_.max_connections) {
       ++engine_.stats_.max_connections_refused;
@@ -642,8 +675,6 @@ Expected<std::unique_ptr<Engine>> Engine::build(const Config& config, session::A
   engine->log_owner_ = std::move(*logger);
   engine->log_ = engine->log_owner_.get();
   engine->app_ = &app;
-  EventLog* events = engine->log_owner_.get();
-  session::Logger* log = engine->log_;
   auto reactor_opts = reactor_options(config);
   if (!reactor_opts) return reactor_opts.error();
   Handler::Limits limits;
@@ -679,97 +710,25 @@ Expected<std::unique_ptr<Engine>> Engine::build(const Config& config, session::A
   if (!reactor) return Error{config.file() + ": " + reactor.error().message};
   engine->reactor_ = std::move(*reactor);
 
-  DictionaryCache dictionaries;
-  std::map<std::pair<std::string, std::uint16_t>, transport::Listener*> listeners;
+  engine->dictionaries_ = std::make_unique<DictionaryCache>();
+  if (config.defaults().has("JournalThreadCore")) {
+    auto core = config.defaults().get_int("JournalThreadCore");
+    if (!core) return core.error();
+    engine->journal_cpu_ = static_cast<int>(*core);
+    engine->journal_cpu_where_ = config.defaults().where("JournalThreadCore");
+  }
   for (const Section& section : config.sessions()) {
-    auto setup = session_setup(section, dictionaries);
-    if (!setup) return setup.error();
-    auto slot = std::make_unique<Slot>();
-    slot->engine = engine.get();
-    slot->logon_window = setup->logon_window;
-
-    const auto now = Engine::now();
-    std::unique_ptr<store::MessageStore> message_store;
-    if (setup->store.persistent) {
-      if (!engine->journal_service_) {
-        store::JournalServiceConfig service;
-        if (config.defaults().has("JournalThreadCore")) {
-          auto core = config.defaults().get_int("JournalThreadCore");
-          if (!core) return core.error();
-          service.cpu = static_cast<int>(*core);
-        }
-        engine->journal_service_ = std::make_unique<store::JournalService>(service);
-        if (auto started = engine->journal_service_->start(); !started) {
-          return Error{config.defaults().where("JournalThreadCore") + ": " + started.error().message};
-        }
-      }
-      store::JournalStoreConfig jc;
-      jc.directory = setup->store.directory;
-      jc.journal = setup->store.journal;
-      // A new store's sequence-number file is not fsync'd (1-2 ms each: a
-      // second for 1,000 sessions): if a power loss leaves it empty, open
-      // treats it as missing (docs/journal.md).
-      jc.sync_new_files = false;
-      const session::SessionID id = setup->settings.id();
-      jc.session_identity = store::session_identity(id.to_string());
-      const bool existed = directory_exists(jc.directory);
-      auto opened = store::JournalStore::open(jc, engine->journal_service_.get(), now.utc_ns);
-      if (!existed && (opened || directory_exists(jc.directory))) new_stores.push_back(jc.directory);
-      if (!opened) return Error{section.where("FileStorePath") + ": FileStorePath: " + opened.error().message};
-      // Whatever open() repaired or recovered is said once, at WARN, before
-      // the session starts (docs/journal.md, "Recovery").
-      if (log != nullptr && log->enabled(session::LogLevel::kWarn)) {
-        for (const std::string& line : (*opened)->recovery().warnings)
-          log->log(session::LogLevel::kWarn, id, line);
-      }
-      slot->journal = opened->get();
-      message_store = std::move(*opened);
-    } else {
-      // Without FileStorePath the last 1024 messages are kept in memory for
-      // resends (preallocated: 1024 x MaxMessageSize, never grown).
-      store::MemoryStoreConfig mc;
-      mc.capacity = 1024;
-      mc.max_message_size = setup->settings.max_message_size;
-      message_store = std::make_unique<store::MemoryStore>(mc, now.utc_ns);
+    if (section.is_template()) {
+      // Checked now (dictionaries, every key), built when a Logon matches it.
+      auto setup = session_setup(section, *engine->dictionaries_);
+      if (!setup) return setup.error();
+      auto listener = engine->listener_for(section);
+      if (!listener) return listener.error();
+      engine->templates_.push_back(
+          std::make_unique<Template>(Template{section, *listener, std::move(setup->settings)}));
+      continue;
     }
-    slot->store = std::move(message_store);
-
-    const bool initiator = setup->settings.initiator;
-    auto created = session::Session::create(std::move(setup->settings), *slot->store, app, *slot, log, now);
-    if (!created) return Error{section.where("") + ": " + created.error().message};
-    slot->session = std::move(*created);
-    events->bind(slot->session->id());
-
-    if (initiator) {
-      auto opts = connector_options(section);
-      if (!opts) return opts.error();
-      auto connector = engine->reactor_->add_connector(*opts, *engine->handler_);
-      if (!connector)
-        return Error{section.where("SocketConnectHost") + ": SocketConnectHost: " + connector.error().message};
-      slot->connector = *connector;
-      slot->connector->set_context(slot.get());
-      // Outside LogonTime..LogoutTime the first attempt must not happen.
-      if (!slot->logon_allowed(now.utc_ns)) {
-        slot->connector->disable();
-        slot->outside_window = true;
-      }
-    } else {
-      auto opts = listener_options(section);
-      if (!opts) return opts.error();
-      // Sessions with the same SocketAcceptHost and SocketAcceptPort share
-      // one listener (port 0 included: one free port for all of them).
-      const auto where = std::make_pair(opts->host, opts->port);
-      auto it = listeners.find(where);
-      if (it == listeners.end()) {
-        auto listener = engine->reactor_->add_listener(*opts, *engine->handler_);
-        if (!listener)
-          return Error{section.where("SocketAcceptPort") + ": SocketAcceptPort: " + listener.error().message};
-        it = listeners.emplace(where, *listener).first;
-        engine->ports_.push_back((*listener)->port());
-      }
-      slot->listener = it->second;
-    }
-    engine->slots_.push_back(std::move(slot));
+    if (auto opened = engine->open_session(section, new_stores); !opened) return opened.error();
   }
 
   std::int64_t tick_ns = 100'000'000;
@@ -782,7 +741,228 @@ Expected<std::unique_ptr<Engine>> Engine::build(const Config& config, session::A
   return engine;
 }
 
-int Engine::poll() noexcept { return reactor_->do_work(); }
+Expected<transport::Listener*> Engine::listener_for(const Section& section) {
+  auto opts = listener_options(section);
+  if (!opts) return opts.error();
+  // Sessions with the same SocketAcceptHost and SocketAcceptPort share one
+  // listener (port 0 included: one free port for all of them).
+  const auto where = std::make_pair(opts->host, opts->port);
+  auto it = listeners_.find(where);
+  if (it == listeners_.end()) {
+    auto listener = reactor_->add_listener(*opts, *handler_);
+    if (!listener) return Error{section.where("SocketAcceptPort") + ": SocketAcceptPort: " + listener.error().message};
+    it = listeners_.emplace(where, *listener).first;
+    ports_.push_back((*listener)->port());
+  }
+  return it->second;
+}
+
+Expected<Engine::Slot*> Engine::open_session_now(const Section& section) {
+  std::vector<std::string> made;
+  auto opened = open_session(section, made);
+  if (!opened) {
+    for (auto it = made.rbegin(); it != made.rend(); ++it) remove_new_store(*it);
+  }
+  return opened;
+}
+
+Expected<Engine::Slot*> Engine::open_session(const Section& section, std::vector<std::string>& new_stores) {
+  auto setup = session_setup(section, *dictionaries_);
+  if (!setup) return setup.error();
+  if (find(setup->settings.id()) != nullptr)
+    return Error{section.where("") + ": session " + setup->settings.id().to_string() + " exists already"};
+  auto slot = std::make_unique<Slot>();
+  slot->engine = this;
+  slot->logon_window = setup->logon_window;
+
+  const auto now = Engine::now();
+  std::unique_ptr<store::MessageStore> message_store;
+  if (setup->store.persistent) {
+    if (!journal_service_) {
+      store::JournalServiceConfig service;
+      service.cpu = journal_cpu_;
+      journal_service_ = std::make_unique<store::JournalService>(service);
+      if (auto started = journal_service_->start(); !started) {
+        journal_service_.reset();
+        return Error{journal_cpu_where_ + ": " + started.error().message};
+      }
+    }
+    store::JournalStoreConfig jc;
+    jc.directory = setup->store.directory;
+    jc.journal = setup->store.journal;
+    // A new store's sequence-number file is not fsync'd (1-2 ms each: a
+    // second for 1,000 sessions): if a power loss leaves it empty, open
+    // treats it as missing (docs/journal.md).
+    jc.sync_new_files = false;
+    const session::SessionID id = setup->settings.id();
+    jc.session_identity = store::session_identity(id.to_string());
+    const bool existed = directory_exists(jc.directory);
+    auto opened = store::JournalStore::open(jc, journal_service_.get(), now.utc_ns);
+    if (!existed && (opened || directory_exists(jc.directory))) new_stores.push_back(jc.directory);
+    if (!opened) return Error{section.where("FileStorePath") + ": FileStorePath: " + opened.error().message};
+    // Whatever open() repaired or recovered is said once, at WARN, before
+    // the session starts (docs/journal.md, "Recovery").
+    if (log_ != nullptr && log_->enabled(session::LogLevel::kWarn)) {
+      for (const std::string& line : (*opened)->recovery().warnings) log_->log(session::LogLevel::kWarn, id, line);
+    }
+    slot->journal = opened->get();
+    message_store = std::move(*opened);
+  } else {
+    // Without FileStorePath the last 1024 messages are kept in memory for
+    // resends (1024 x MaxMessageSize, allocated once, written as used).
+    store::MemoryStoreConfig mc;
+    mc.capacity = 1024;
+    mc.max_message_size = setup->settings.max_message_size;
+    message_store = std::make_unique<store::MemoryStore>(mc, now.utc_ns);
+  }
+  slot->store = std::move(message_store);
+
+  const bool initiator = setup->settings.initiator;
+  auto created = session::Session::create(std::move(setup->settings), *slot->store, *app_, *slot, log_, now);
+  if (!created) return Error{section.where("") + ": " + created.error().message};
+  slot->session = std::move(*created);
+  log_owner_->add_session(slot->session->id());
+  log_owner_->bind(slot->session->id());
+
+  if (initiator) {
+    auto opts = connector_options(section);
+    if (!opts) return opts.error();
+    auto connector = reactor_->add_connector(*opts, *handler_);
+    if (!connector)
+      return Error{section.where("SocketConnectHost") + ": SocketConnectHost: " + connector.error().message};
+    slot->connector = *connector;
+    slot->connector->set_context(slot.get());
+    // Outside LogonTime..LogoutTime the first attempt must not happen.
+    if (!slot->logon_allowed(now.utc_ns)) {
+      slot->connector->disable();
+      slot->outside_window = true;
+    }
+  } else {
+    auto listener = listener_for(section);
+    if (!listener) return listener.error();
+    slot->listener = *listener;
+  }
+  slots_.push_back(std::move(slot));
+  return slots_.back().get();
+}
+
+Engine::Slot* Engine::from_template(const session::RouteKey& key, std::string_view message,
+                                    const transport::Listener* listener, bool& refused) noexcept {
+  refused = false;
+  if (templates_.empty()) return nullptr;
+  SessionId id;
+  id.begin_string = key.begin_string;
+  id.sender_comp_id = key.sender_comp_id;
+  id.target_comp_id = key.target_comp_id;
+  for (const auto& t : templates_) {
+    if (t->listener != listener || !t->section.matches(id)) continue;
+    // Not the message path: a first Logon of a session not seen before
+    // (allocation and file creation, about 0.1-0.3 ms on this thread).
+    try {
+      // Nothing is created for a first message that is not a Logon with the
+      // template's credentials: a peer that only guesses CompIDs cannot
+      // make the engine create stores.
+      if (!template_view_) template_view_ = std::make_unique<codec::MessageView>(t->settings.max_fields_per_message);
+      if (key.msg_type != "A" || template_view_->parse(message) != codec::ParseStatus::kOk ||
+          !session::Session::logon_credentials_match(t->settings, *template_view_)) {
+        refused = true;
+        return nullptr;
+      }
+      auto opened = open_session_now(t->section.instantiate(id));
+      if (opened) {
+        ++stats_.template_sessions_created;
+        if (log_ != nullptr && log_->enabled(session::LogLevel::kInfo))
+          log_->log(session::LogLevel::kInfo, (*opened)->session->id(),
+                    "session created from the AcceptorTemplate at " + t->section.where(""));
+        return *opened;
+      }
+      if (log_ != nullptr && log_->enabled(session::LogLevel::kError)) {
+        static const session::SessionID kEngine{"", "engine", "", ""};
+        log_->log(session::LogLevel::kError, kEngine,
+                  "cannot create session " + id.to_string() + " from the AcceptorTemplate at " +
+                      t->section.where("") + ": " + opened.error().message);
+      }
+    } catch (const std::exception&) {
+      // Out of memory: refused like an unknown session.
+    }
+    return nullptr;
+  }
+  return nullptr;
+}
+
+Expected<session::Session*> Engine::add_session(const Section& section) {
+  if (section.kind() != Section::Kind::kSession || section.is_template())
+    return Error{section.where("") + ": add_session needs a [SESSION] that is not an AcceptorTemplate"};
+  auto opened = open_session_now(section);
+  if (!opened) return opened.error();
+  return (*opened)->session.get();
+}
+
+Engine::Slot* Engine::slot_of(const session::SessionID& id) noexcept {
+  for (auto& slot : slots_) {
+    if (!slot->removing && slot->session->id() == id) return slot.get();
+  }
+  return nullptr;
+}
+
+bool Engine::remove_session(const session::SessionID& id) noexcept {
+  Slot* slot = slot_of(id);
+  if (slot == nullptr) return false;
+  slot->removing = true;
+  if (slot->connector != nullptr) {
+    slot->connector->disable();
+    slot->connector->set_context(nullptr);  // the reactor keeps it, inert
+  }
+  if (slot->connection != nullptr) slot->connection->abort();
+  reap_pending_ = true;
+  return true;
+}
+
+bool Engine::disable_session(const session::SessionID& id, std::string_view text) noexcept {
+  Slot* slot = slot_of(id);
+  if (slot == nullptr) return false;
+  slot->disabled = true;
+  if (slot->connector != nullptr) slot->connector->disable();
+  const auto t = now();
+  if (slot->session->is_logged_on()) slot->session->logout(text, t);
+  else if (slot->connection != nullptr) slot->connection->close();
+  return true;
+}
+
+bool Engine::enable_session(const session::SessionID& id) noexcept {
+  Slot* slot = slot_of(id);
+  if (slot == nullptr) return false;
+  slot->disabled = false;
+  slot->session->enable();
+  if (slot->connector != nullptr && !slot->outside_window) slot->connector->enable();
+  return true;
+}
+
+void Engine::reap() noexcept {
+  reap_pending_ = false;
+  for (std::size_t i = 0; i < slots_.size();) {
+    Slot& slot = *slots_[i];
+    if (!slot.removing) {
+      ++i;
+      continue;
+    }
+    if (slot.connection != nullptr) {  // its abort is reported by the reactor first
+      reap_pending_ = true;
+      ++i;
+      continue;
+    }
+    (void)slot.store->flush();
+    if (log_ != nullptr && log_->enabled(session::LogLevel::kInfo))
+      log_->log(session::LogLevel::kInfo, slot.session->id(), "session removed; its store stays on disk");
+    slots_.erase(slots_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
+
+int Engine::poll() noexcept {
+  if (reap_pending_) [[unlikely]]
+    reap();
+  return reactor_->do_work();
+}
 
 void Engine::apply_logon_window(Slot& slot, const session::Instant& now) noexcept {
   const bool allowed = slot.logon_allowed(now.utc_ns);
@@ -825,10 +1005,11 @@ void Engine::run() {
 
 void Engine::logout_all(std::int64_t timeout_ns) {
   const auto start = now();
-  for (auto& slot : slots_) {
-    if (slot->connector != nullptr) slot->connector->disable();
-    if (slot->session->is_logged_on()) slot->session->logout("", start);
-    else if (slot->connection != nullptr) slot->connection->close();
+  for (std::size_t i = 0; i < slots_.size(); ++i) {  // by index: a callback may add a session
+    Slot& slot = *slots_[i];
+    if (slot.connector != nullptr) slot.connector->disable();
+    if (slot.session->is_logged_on()) slot.session->logout("", start);
+    else if (slot.connection != nullptr) slot.connection->close();
   }
   auto any_connected = [&] {
     return std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->connection != nullptr; });
@@ -855,10 +1036,8 @@ std::size_t Engine::session_count() const noexcept { return slots_.size(); }
 session::Session& Engine::session(std::size_t index) noexcept { return *slots_[index]->session; }
 
 session::Session* Engine::find(const session::SessionID& id) noexcept {
-  for (auto& slot : slots_) {
-    if (slot->session->id() == id) return slot->session.get();
-  }
-  return nullptr;
+  Slot* slot = slot_of(id);
+  return slot != nullptr ? slot->session.get() : nullptr;
 }
 
 std::uint64_t Engine::connection_buffer_bytes() const noexcept { return reactor_->buffer_bytes(); }

@@ -12,6 +12,15 @@ EventLog::EventLog(session::Logger* user, std::unique_ptr<AsyncLogger> own, std:
   for (std::size_t i = 0; i < sessions_.size(); ++i) by_value_.emplace(sessions_[i], static_cast<std::uint32_t>(i));
   windows_.resize(sessions_.size());
   pending_.reserve(sessions_.size());
+  async_sessions_ = sessions_.size();
+}
+
+void EventLog::add_session(const session::SessionID& id) {
+  if (by_value_.contains(id)) return;
+  by_value_.emplace(id, static_cast<std::uint32_t>(sessions_.size()));
+  sessions_.push_back(id);
+  windows_.emplace_back();
+  pending_.reserve(sessions_.size());
 }
 
 EventLog::~EventLog() { flush_suppressed(INT64_MAX); }
@@ -40,7 +49,7 @@ void EventLog::forward(session::LogLevel level, std::uint32_t index, const sessi
     user_->log(level, id, text);
   }
   if (own_ == nullptr) return;
-  if (index != AsyncLogger::kNamedIndex) own_->log_indexed(level, index, text);
+  if (index < async_sessions_) own_->log_indexed(level, index, text);
   else own_->log(level, id, text);
 }
 

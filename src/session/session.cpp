@@ -1058,7 +1058,7 @@ void Session::next_logon(const MessageView& msg) noexcept {
   }
 }
 
-bool Session::credentials_match(const MessageView& msg) const noexcept {
+bool Session::logon_credentials_match(const SessionSettings& settings, const MessageView& msg) noexcept {
   // Compared in constant time: how long a refusal takes says nothing of how
   // much of a guess was right.
   auto same = [](std::string_view a, std::string_view b) noexcept {
@@ -1071,10 +1071,12 @@ bool Session::credentials_match(const MessageView& msg) const noexcept {
     }
     return diff == 0;
   };
-  const bool ok_user = settings_.username.empty() || same(msg.get(tag::kUsername), settings_.username);
+  const bool ok_user = settings.username.empty() || same(msg.get(tag::kUsername), settings.username);
   // Before FIX.4.3 there is no Password field: RawData (96) carries it.
-  const int password_tag = version_ >= codec::FixVersion::kFix43 ? tag::kPassword : tag::kRawData;
-  const bool ok_password = settings_.password.empty() || same(msg.get(password_tag), settings_.password);
+  codec::FixVersion version{};
+  (void)codec::parse_begin_string(settings.begin_string, version);
+  const int password_tag = version >= codec::FixVersion::kFix43 ? tag::kPassword : tag::kRawData;
+  const bool ok_password = settings.password.empty() || same(msg.get(password_tag), settings.password);
   return ok_user && ok_password;
 }
 

@@ -187,6 +187,16 @@ class Section {
   [[nodiscard]] const SessionId& session_id() const noexcept { return id_; }
   /// A [SESSION]'s ConnectionType.
   [[nodiscard]] ConnectionType connection_type() const noexcept { return type_; }
+  /// AcceptorTemplate=Y: the section describes the sessions whose identity
+  /// matches it (matches()), created when one logs on; not a session itself.
+  [[nodiscard]] bool is_template() const noexcept { return template_; }
+  /// Whether `id` matches this section's identity: the same BeginString and
+  /// SessionQualifier, and every CompID/SubID/LocationID matching, where '*'
+  /// in this section's value matches any run of characters.
+  [[nodiscard]] bool matches(const SessionId& id) const noexcept;
+  /// This section with the identity `id` (a template's session): the ID
+  /// settings replaced, AcceptorTemplate removed; everything else as is.
+  [[nodiscard]] Section instantiate(const SessionId& id) const;
   /// An initiator's endpoints: SocketConnectHost/Port, then
   /// SocketConnectHost1/Port1, 2, ... (empty for an acceptor).
   [[nodiscard]] const std::vector<transport::Endpoint>& connect_endpoints() const noexcept {
@@ -207,6 +217,7 @@ class Section {
   std::vector<Setting> settings_;
   SessionId id_;
   ConnectionType type_ = ConnectionType::kInitiator;
+  bool template_ = false;
   std::vector<transport::Endpoint> endpoints_;
 };
 

@@ -18,8 +18,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hft/core/expected.hpp"
@@ -29,7 +32,11 @@
 #include "hft/session/session.hpp"
 
 namespace hft::transport {
+class Listener;
 class Reactor;
+}
+namespace hft::session {
+struct RouteKey;
 }
 namespace hft::store {
 class JournalService;
@@ -37,6 +44,7 @@ class JournalService;
 
 namespace hft::engine {
 
+class DictionaryCache;
 class EventLog;
 
 /// Counters of the whole engine (monotonic).
@@ -59,6 +67,13 @@ struct EngineStats {
   /// only delivering the session's last words (after our Logout, or a
   /// disconnect the session decided).
   std::uint64_t connections_taken_over = 0;
+  /// Sessions created at a Logon from an AcceptorTemplate.
+  std::uint64_t template_sessions_created = 0;
+  /// First messages matching an AcceptorTemplate that were not a Logon with
+  /// its Username/Password: closed, nothing created.
+  std::uint64_t template_refused = 0;
+  /// Connections refused because their session is disabled (disable_session).
+  std::uint64_t disabled_refused = 0;
 };
 
 class Engine {
@@ -107,6 +122,30 @@ class Engine {
   [[nodiscard]] session::Session& session(std::size_t index) noexcept;
   /// The session with `id` (qualifier included), or nullptr.
   [[nodiscard]] session::Session* find(const session::SessionID& id) noexcept;
+
+  // ---- sessions at run time (engine thread: between polls or from a
+  // callback; not the message path: they allocate and touch files) ----
+
+  /// Adds the session `section` describes (a [SESSION] of a Config, e.g.
+  /// parsed from text or built by the program), as create() would: its store
+  /// opened (or created), an initiator connecting, an acceptor reachable on
+  /// its SocketAcceptPort (a new listener if no session uses it yet). Error
+  /// (naming the key) if it fails or the session exists already; nothing is
+  /// left behind then.
+  [[nodiscard]] Expected<session::Session*> add_session(const Section& section);
+  /// Removes a session: its connection is closed at once (no Logout: call
+  /// disable_session() first for one), and at the next poll() once that is
+  /// done, the session and its store are closed. The store's files stay on
+  /// disk (hft-journal reads them; adding the session again resumes it).
+  /// False if there is no such session. Any Session& to it is dangling after
+  /// the next poll().
+  bool remove_session(const session::SessionID& id) noexcept;
+  /// Logs the session out (with `text` as the Logout's Text; a connection
+  /// that has not logged on is closed) and keeps it out: an initiator stops
+  /// connecting, an acceptor refuses its connections, until enable_session().
+  bool disable_session(const session::SessionID& id, std::string_view text = {}) noexcept;
+  /// Allows a disabled session to log on again.
+  bool enable_session(const session::SessionID& id) noexcept;
   [[nodiscard]] const EngineStats& stats() const noexcept { return stats_; }
   /// Heap bytes of the connection slots' receive and send buffers
   /// (transport::Reactor::buffer_bytes): bounded by the slot count, not by
@@ -118,7 +157,27 @@ class Engine {
  private:
   struct Slot;
   class Handler;
+  struct Template {
+    Section section;
+    transport::Listener* listener = nullptr;
+    session::SessionSettings settings;  // checked at start; its Username/Password
+  };
   Engine();
+  /// One session's slot: store, session, connector or listener. Store
+  /// directories it created are added to new_stores (the caller removes
+  /// them if it fails).
+  Expected<Slot*> open_session(const Section& section, std::vector<std::string>& new_stores);
+  /// open_session() at run time: what it created is removed if it fails.
+  Expected<Slot*> open_session_now(const Section& section);
+  Expected<transport::Listener*> listener_for(const Section& section);
+  /// A session for an unknown first message (`message`, framed) that an
+  /// AcceptorTemplate on `listener` matches and whose credentials it
+  /// accepts, or nullptr (`refused` says whether a template matched).
+  Slot* from_template(const session::RouteKey& key, std::string_view message, const transport::Listener* listener,
+                      bool& refused) noexcept;
+  Slot* slot_of(const session::SessionID& id) noexcept;
+  /// Destroys removed sessions whose connection has closed.
+  void reap() noexcept;
   /// create() without the clean-up: `new_stores` lists the session store
   /// directories this start created (removed again if it fails).
   static Expected<std::unique_ptr<Engine>> build(const Config& config, session::Application& app,
@@ -131,6 +190,13 @@ class Engine {
   std::unique_ptr<store::JournalService> journal_service_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::unique_ptr<Handler> handler_;
+  std::vector<std::unique_ptr<Template>> templates_;
+  std::unique_ptr<DictionaryCache> dictionaries_;
+  std::unique_ptr<codec::MessageView> template_view_;  // a template Logon's credentials, made at first use
+  std::map<std::pair<std::string, std::uint16_t>, transport::Listener*> listeners_;
+  int journal_cpu_ = -1;
+  std::string journal_cpu_where_ = "JournalThreadCore";
+  bool reap_pending_ = false;
   std::vector<int> ports_;
   session::Logger* log_ = nullptr;
   session::Application* app_ = nullptr;

@@ -54,6 +54,11 @@ class EventLog final : public session::Logger {
   /// Remembers where a session keeps its SessionID, so that its lines are
   /// found by address (a string comparison confirms it). Before logging.
   void bind(const session::SessionID& id);
+  /// A session created at run time (an AcceptorTemplate's, Engine::add_session):
+  /// rate limited like the others; its lines go to the engine's files (it
+  /// has no per-session file). A session seen before keeps its window.
+  /// Engine thread, not while logging.
+  void add_session(const session::SessionID& id);
 
   [[nodiscard]] bool enabled(session::LogLevel level) const noexcept override;
   /// No allocation, lock or exception here; the application's logger and
@@ -82,6 +87,7 @@ class EventLog final : public session::Logger {
   session::Logger* user_;
   std::unique_ptr<AsyncLogger> own_;
   std::vector<session::SessionID> sessions_;
+  std::size_t async_sessions_ = 0;  // the first ones, known to own_ by index
   EventLogOptions options_;
   std::unordered_map<const session::SessionID*, std::uint32_t> by_address_;
   std::unordered_map<session::SessionID, std::uint32_t> by_value_;

@@ -255,6 +255,13 @@ class Session {
   void set_next_sender_seq(std::uint64_t seq) noexcept;
   void set_next_target_seq(std::uint64_t seq) noexcept;
 
+  /// Whether a received Logon carries the Username and Password `settings`
+  /// require (none required: true), compared in constant time. Before
+  /// FIX.4.3 the password is in RawData (96). What an acceptor checks before
+  /// anything else (the engine also before creating a template's session).
+  [[nodiscard]] static bool logon_credentials_match(const SessionSettings& settings,
+                                                    const codec::MessageView& logon) noexcept;
+
   // -- Queries -----------------------------------------------------------
 
   [[nodiscard]] const SessionID& id() const noexcept { return id_; }
@@ -356,7 +363,9 @@ class Session {
   bool finish_admin(Build& b) noexcept;
   void generate_logon() noexcept;
   void add_credentials(codec::MessageWriter& w) noexcept;
-  [[nodiscard]] bool credentials_match(const codec::MessageView& msg) const noexcept;
+  [[nodiscard]] bool credentials_match(const codec::MessageView& msg) const noexcept {
+    return logon_credentials_match(settings_, msg);
+  }
   void refuse_logon(std::string_view text) noexcept;
   void generate_logon_reply(const codec::MessageView& logon) noexcept;
   /// A Heartbeat; with `echo_id`, TestReqID (112) = `test_req_id`, even empty.
