@@ -1081,7 +1081,15 @@ class Auditor {
       gap(r, *next_, s - 1, "expected " + std::to_string(*next_) + " in " + epoch_text());
     } else if (s < *next_) {
       if (f.poss_dup) {
-        ++journal_->duplicates;  // a resend of a seq already seen: moves nothing
+        ++journal_->duplicates;  // a resend of a seq already seen: moves nothing ...
+        // ... unless it is a gap fill reaching past what was seen: a receiver
+        // that journaled a message and died before processing it (the Logon
+        // of a restart) takes the resend of that seq, and its NewSeqNo covers
+        // what came after (the new Logon, which is never journaled itself).
+        if (seq_reset && f.gap_fill && f.new_seq_no && *f.new_seq_no > *next_) {
+          next_ = *f.new_seq_no;
+          ++journal_->sequence_resets;
+        }
         return;
       }
       if (!reset_mode && !logon_reset) {

@@ -178,6 +178,40 @@ TEST(JournalAudit, accepts_sequence_reset_gap_fill_and_poss_dup_resends) {
   EXPECT_EQ(r.journals[0].missing_seqs, 0u);
 }
 
+TEST(JournalAudit, a_resent_gap_fill_over_a_seq_journaled_before_a_crash_fills_what_follows) {
+  // The receiver journaled Logon 1 and was killed before processing it; after
+  // the restart it still expects 1, the peer's new Logon (2) is too high and
+  // not journaled, and the peer's gap fill 1 -> 3 (PossDup) fills 1..2.
+  TempDir tmp;
+  {
+    auto j = test::open_journal(tmp.path());
+    FixBuilder b("FIX.4.4", "VENUE", "CLIENT");
+    ASSERT_TRUE(b.write(*j, "A", 1, kT0, test::logon_body()));
+    ASSERT_TRUE(append(*j, 1, kT0 + kMs, b.text("4", 1, kT0 + kMs, Body{{123, "Y"}, {36, "3"}}, true)));
+    ASSERT_TRUE(b.write(*j, "8", 3, kT0 + 2 * kMs, test::execution_body(3)));
+  }
+  const AuditReport r = audit(tmp.path());
+  EXPECT_TRUE(r.ok) << (r.first_failure() ? r.first_failure()->describe() : "");
+  EXPECT_EQ(r.journals[0].duplicates, 1u);
+  EXPECT_EQ(r.journals[0].sequence_resets, 1u);
+  EXPECT_EQ(r.journals[0].missing_seqs, 0u);
+
+  // A resent gap fill that reaches no further than what was seen moves nothing:
+  // a seq after it that skips is still a gap.
+  TempDir gap;
+  {
+    auto j = test::open_journal(gap.path());
+    FixBuilder b("FIX.4.4", "VENUE", "CLIENT");
+    ASSERT_TRUE(b.write(*j, "A", 1, kT0, test::logon_body()));
+    ASSERT_TRUE(b.write(*j, "8", 2, kT0 + kMs, test::execution_body(2)));
+    ASSERT_TRUE(append(*j, 1, kT0 + 2 * kMs, b.text("4", 1, kT0 + 2 * kMs, Body{{123, "Y"}, {36, "2"}}, true)));
+    ASSERT_TRUE(b.write(*j, "8", 4, kT0 + 3 * kMs, test::execution_body(4)));
+  }
+  const AuditReport g = audit(gap.path());
+  EXPECT_FALSE(g.ok);
+  EXPECT_EQ(g.journals[0].missing_seqs, 1u);
+}
+
 // ---- audit failures name the record ---------------------------------------------------
 
 TEST(JournalAudit, fails_on_a_flipped_payload_byte_naming_segment_offset_and_seq) {
