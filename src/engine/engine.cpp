@@ -158,6 +158,7 @@ struct Engine::Slot final : session::Output {
   transport::Connection* connection = nullptr;
   transport::Connector* connector = nullptr;
   transport::Listener* listener = nullptr;  // acceptor sessions: the listener they are reached on
+  std::uint32_t handle = 0;  // SessionHandle::value
   bool removing = false;  // remove_session(): destroyed by reap() once its connection is gone
   bool disabled = false;  // disable_session(): no logon until enable_session()
 
@@ -842,8 +843,51 @@ Expected<Engine::Slot*> Engine::open_session(const Section& section, std::vector
     if (!listener) return listener.error();
     slot->listener = *listener;
   }
+  slot->handle = static_cast<std::uint32_t>(by_handle_.size() + 1);
+  by_handle_.push_back(slot.get());
   slots_.push_back(std::move(slot));
   return slots_.back().get();
+}
+
+SendRing& Engine::add_send_ring(const SendRingOptions& options) {
+  rings_.push_back(std::make_unique<SendRing>(options));
+  return *rings_.back();
+}
+
+std::optional<SessionHandle> Engine::handle_of(const session::SessionID& id) noexcept {
+  const Slot* slot = slot_of(id);
+  if (slot == nullptr) return std::nullopt;
+  return SessionHandle{slot->handle};
+}
+
+int Engine::drain_rings() noexcept {
+  int work = 0;
+  session::Instant t{};
+  for (auto& ring : rings_) {
+    for (std::size_t i = 0; i < ring->options_.drain_batch; ++i) {
+      const SendRing::Entry* e = ring->peek();
+      if (e == nullptr) break;
+      if (work == 0) t = now();  // one clock read per poll for SendingTime
+      ++work;
+      Slot* slot = e->session - 1u < by_handle_.size() ? by_handle_[e->session - 1u] : nullptr;
+      if (slot == nullptr || slot->removing) {
+        SendRing::bump(ring->unknown_);
+        ring->release();
+        continue;
+      }
+      const std::string_view body = ring->body(*e);
+      const session::SendStatus st = slot->session->send_app(
+          std::string_view(e->type, e->type_length), t, [&](session::OutgoingMessage& m) { m.add_raw(body); });
+      if (st == session::SendStatus::kOk) {
+        SendRing::bump(ring->sent_);
+      } else {
+        SendRing::bump(ring->failed_);
+        if (e->tag != 0 && app_ != nullptr) app_->on_queued_send_failed(*slot->session, e->tag, st);
+      }
+      ring->release();
+    }
+  }
+  return work;
 }
 
 Engine::Slot* Engine::from_template(const session::RouteKey& key, std::string_view message,
@@ -952,6 +996,7 @@ void Engine::reap() noexcept {
       continue;
     }
     (void)slot.store->flush();
+    by_handle_[slot.handle - 1] = nullptr;
     if (log_ != nullptr && log_->enabled(session::LogLevel::kInfo))
       log_->log(session::LogLevel::kInfo, slot.session->id(), "session removed; its store stays on disk");
     slots_.erase(slots_.begin() + static_cast<std::ptrdiff_t>(i));
@@ -961,7 +1006,8 @@ void Engine::reap() noexcept {
 int Engine::poll() noexcept {
   if (reap_pending_) [[unlikely]]
     reap();
-  return reactor_->do_work();
+  const int queued = rings_.empty() ? 0 : drain_rings();
+  return reactor_->do_work() + queued;
 }
 
 void Engine::apply_logon_window(Slot& slot, const session::Instant& now) noexcept {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,6 +29,7 @@
 #include "hft/core/expected.hpp"
 #include "hft/engine/config.hpp"
 #include "hft/engine/log.hpp"
+#include "hft/engine/send_ring.hpp"
 #include "hft/session/application.hpp"
 #include "hft/session/session.hpp"
 
@@ -123,6 +125,15 @@ class Engine {
   /// The session with `id` (qualifier included), or nullptr.
   [[nodiscard]] session::Session* find(const session::SessionID& id) noexcept;
 
+  // ---- sending from other threads (docs/engine.md) ----
+
+  /// A ring for one producer thread (include/hft/engine/send_ring.hpp),
+  /// owned by the engine, drained by poll(). Call before run() or on the
+  /// engine thread. Allocates capacity x max_body bytes, faulted in now.
+  SendRing& add_send_ring(const SendRingOptions& options = {});
+  /// The handle a producer names `id` by in SendRing::send, or none.
+  [[nodiscard]] std::optional<SessionHandle> handle_of(const session::SessionID& id) noexcept;
+
   // ---- sessions at run time (engine thread: between polls or from a
   // callback; not the message path: they allocate and touch files) ----
 
@@ -178,6 +189,8 @@ class Engine {
   Slot* slot_of(const session::SessionID& id) noexcept;
   /// Destroys removed sessions whose connection has closed.
   void reap() noexcept;
+  /// Sends what other threads queued (SendRing); returns the messages taken.
+  int drain_rings() noexcept;
   /// create() without the clean-up: `new_stores` lists the session store
   /// directories this start created (removed again if it fails).
   static Expected<std::unique_ptr<Engine>> build(const Config& config, session::Application& app,
@@ -197,6 +210,8 @@ class Engine {
   int journal_cpu_ = -1;
   std::string journal_cpu_where_ = "JournalThreadCore";
   bool reap_pending_ = false;
+  std::vector<std::unique_ptr<SendRing>> rings_;
+  std::vector<Slot*> by_handle_;  // SessionHandle::value - 1 -> slot (nullptr once removed)
   std::vector<int> ports_;
   session::Logger* log_ = nullptr;
   session::Application* app_ = nullptr;

@@ -21,6 +21,7 @@
 namespace hft::session {
 
 class Session;
+enum class SendStatus : std::int8_t;  // session.hpp
 
 /// BusinessRejectReason (380) values.
 enum class BusinessRejectReason : std::int16_t {
@@ -121,6 +122,10 @@ class Application {
   /// tries the next endpoint, or again after ReconnectInterval. Also logged
   /// (WARN) with the error's text.
   virtual void on_connect_failed(Session& /*session*/, std::string_view /*endpoint*/, int /*error*/) noexcept {}
+  /// A message another thread queued with a non-zero `tag` (engine::SendRing)
+  /// that the session did not send: `status` says why (kNotLoggedOn,
+  /// kStoreFull, kDoNotSend, ...). On the engine thread.
+  virtual void on_queued_send_failed(Session& /*session*/, std::uint64_t /*tag*/, SendStatus /*status*/) noexcept {}
 
   /// The first Logon on a connection, once it has passed validation, the
   /// logon-state checks and (acceptor) the Username/Password settings, and
