@@ -58,36 +58,54 @@ std::string default_spec_dir() {
   return HFT_SOURCE_SPEC_DIR;
 }
 
-std::string simple_config(const SimpleSession& s) {
-  std::string text = "[DEFAULT]\nNonStopSession=Y\n";
-  text += s.extra;
-  if (!s.extra.empty() && s.extra.back() != '\n') text += "\n";
-  text += "\n[SESSION]\n";
-  text += std::string("ConnectionType=") + (s.initiator ? "initiator" : "acceptor") + "\n";
-  text += "BeginString=" + s.begin_string + "\n";
-  text += "SenderCompID=" + s.sender + "\nTargetCompID=" + s.target + "\n";
-  text += "HeartBtInt=" + std::to_string(s.heartbeat) + "\n";
-  if (s.begin_string == "FIXT.1.1") text += "DefaultApplVerID=" + s.default_appl_ver_id + "\n";
-  if (s.initiator) {
-    text += "SocketConnectHost=" + s.host + "\nSocketConnectPort=" + std::to_string(s.port) + "\n";
-    text += "ReconnectInterval=1\n";
-  } else {
-    text += "SocketAcceptPort=" + std::to_string(s.port) + "\n";
+engine::ConfigBuilder simple_builder(const SimpleSession& s, const std::string& name) {
+  engine::ConfigBuilder b(name);
+  // "--port 70000": the option and the value the user gave.
+  auto from = [](const std::string& option, const std::string& value) {
+    return option.empty() ? std::string() : option + " " + value;
+  };
+  b.set("NonStopSession", "Y");
+  for (std::size_t pos = 0; pos < s.extra.size();) {  // "Key=Value" lines
+    std::size_t end = s.extra.find('\n', pos);
+    if (end == std::string::npos) end = s.extra.size();
+    const std::string line = s.extra.substr(pos, end - pos);
+    pos = end + 1;
+    if (const auto eq = line.find('='); eq != std::string::npos) b.set(line.substr(0, eq), line.substr(eq + 1));
   }
-  if (!s.store_dir.empty()) text += "FileStorePath=" + s.store_dir + "\n";
+  for (const SimpleSession::Extra& e : s.settings) b.set(e.key, e.value, e.origin);
+  b.add_session();
+  const SimpleSession::Origins& o = s.origins;
+  b.set("ConnectionType", s.initiator ? "initiator" : "acceptor");
+  b.set("BeginString", s.begin_string, from(o.begin_string, s.begin_string));
+  b.set("SenderCompID", s.sender, from(o.sender, s.sender));
+  b.set("TargetCompID", s.target, from(o.target, s.target));
+  b.set("HeartBtInt", s.heartbeat, from(o.heartbeat, std::to_string(s.heartbeat)));
+  if (s.begin_string == "FIXT.1.1") b.set("DefaultApplVerID", s.default_appl_ver_id);
+  const std::string port = std::to_string(s.port);
+  if (s.initiator) {
+    b.set("SocketConnectHost", s.host, from(o.host, s.host));
+    b.set("SocketConnectPort", port, from(o.port, port));
+    b.set("ReconnectInterval", "1");
+  } else {
+    b.set("SocketAcceptPort", port, from(o.port, port));
+  }
+  if (!s.store_dir.empty()) b.set("FileStorePath", s.store_dir, from(o.store_dir, s.store_dir));
+  const std::string spec = from(o.spec_dir, s.spec_dir);
   if (s.spec_dir.empty()) {
-    text += "UseDataDictionary=N\n";
+    b.set("UseDataDictionary", "N");
   } else if (s.begin_string == "FIXT.1.1") {
     std::string app = s.default_appl_ver_id;
     app.erase(std::remove(app.begin(), app.end(), '.'), app.end());  // FIX.5.0SP2 -> FIX50SP2
-    text += "TransportDataDictionary=" + s.spec_dir + "/FIXT11.xml\n";
-    text += "AppDataDictionary=" + s.spec_dir + "/" + app + ".xml\n";
+    b.set("TransportDataDictionary", s.spec_dir + "/FIXT11.xml", spec);
+    b.set("AppDataDictionary", s.spec_dir + "/" + app + ".xml", spec);
   } else {
     std::string file = s.begin_string;
     file.erase(std::remove(file.begin(), file.end(), '.'), file.end());  // FIX.4.4 -> FIX44
-    text += "DataDictionary=" + s.spec_dir + "/" + file + ".xml\n";
+    b.set("DataDictionary", s.spec_dir + "/" + file + ".xml", spec);
   }
-  return text;
+  return b;
 }
+
+std::string simple_config(const SimpleSession& s) { return simple_builder(s, "").text(); }
 
 }  // namespace hft::apps

@@ -1,9 +1,13 @@
-// Engine configurations the programs build from their command lines, as
-// QuickFIX-style INI text (the same text a user could put in a file).
+// Engine configurations the programs build from their command lines:
+// engine::ConfigBuilder settings whose errors name the option that set them
+// (or, for the conformance acceptor and tests, QuickFIX-style INI text).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "hft/engine/config.hpp"
 
 namespace hft::apps {
 
@@ -27,13 +31,26 @@ struct SimpleSession {
   /// Directory of the FIX XML dictionaries (FIX44.xml, FIXT11.xml, ...);
   /// empty: only the built-in session-level dictionary (UseDataDictionary=N).
   std::string spec_dir;
+  /// The command-line options that set the fields above, named in errors
+  /// (with the value): e.g. port = "--port" gives "--port 70000: SocketAcceptPort: ...".
+  struct Origins {
+    std::string begin_string, sender, target, host, port, heartbeat, store_dir, spec_dir;
+  } origins;
+  /// More [DEFAULT] settings, each with the option that set it.
+  struct Extra {
+    std::string key, value, origin;
+  };
+  std::vector<Extra> settings;
 };
 
 /// The dictionaries shipped with libhft (spec/ in the source tree, or
 /// share/libhft/spec when installed); HFT_SPEC_DIR overrides.
 [[nodiscard]] std::string default_spec_dir();
 
-/// One session, acceptor or initiator.
+/// One session, acceptor or initiator; `name` (the program) names values
+/// that have no origin.
+[[nodiscard]] engine::ConfigBuilder simple_builder(const SimpleSession& s, const std::string& name);
+/// The same as INI text.
 [[nodiscard]] std::string simple_config(const SimpleSession& s);
 
 }  // namespace hft::apps

@@ -227,7 +227,9 @@ int main(int argc, char** argv) {
     s.store_dir = store_dir;
     s.extra = "SocketConnectTimeoutMs=2000\n";
     s.spec_dir = spec_dir;
-    return hft::engine::Config::parse(hft::apps::simple_config(s), "<command line>", overrides);
+    s.origins = {.begin_string = "--begin-string", .sender = "--sender", .target = "--target", .host = "--host",
+                 .port = "--port", .heartbeat = "--heartbeat", .store_dir = "--store", .spec_dir = "--spec-dir"};
+    return hft::apps::simple_builder(s, "hft-trader").build(overrides);
   }();
   if (!config) {
     std::fprintf(stderr, "hft-trader: %s\n", config.error().message.c_str());

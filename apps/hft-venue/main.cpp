@@ -87,30 +87,27 @@ int main(int argc, char** argv) {
                  "line; with --config set SocketAcceptHost, Username and Password in the file\n");
     return 2;
   }
-  // Values go into [DEFAULT] as INI lines: a line break would smuggle in
-  // other keys.
-  for (const std::string* v : {&host, &username, &password}) {
-    if (v->find_first_of("\r\n") != std::string::npos) {
-      std::fprintf(stderr, "hft-venue: --host/--username/--password must not contain a line break\n");
-      return 2;
-    }
-  }
   if (sink && conformance) {
     std::fprintf(stderr, "hft-venue: --sink and --conformance exclude each other\n");
     return 2;
   }
-  std::string extra;
-  if (!host.empty()) extra += "SocketAcceptHost=" + host + "\n";
-  if (!username.empty()) extra += "Username=" + username + "\n";
-  if (!password.empty()) extra += "Password=" + password + "\n";
-  if (core >= 0) extra += "EngineThreadCore=" + std::to_string(core) + "\n";
-  if (busy) extra += "PollMode=busy\nIdleStrategy=busy-spin\n";
+  // Settings from options, each named by its option in errors.
+  std::vector<hft::apps::SimpleSession::Extra> settings;
+  if (!host.empty()) settings.push_back({"SocketAcceptHost", host, "--host " + host});
+  if (!username.empty()) settings.push_back({"Username", username, "--username"});
+  if (!password.empty()) settings.push_back({"Password", password, "--password"});
+  if (core >= 0) settings.push_back({"EngineThreadCore", std::to_string(core), "--core " + std::to_string(core)});
+  if (busy) {
+    settings.push_back({"PollMode", "busy", "--busy-poll"});
+    settings.push_back({"IdleStrategy", "busy-spin", "--busy-poll"});
+  }
   auto config = [&]() -> hft::Expected<hft::engine::Config> {
     if (!config_path.empty()) return hft::engine::Config::load(config_path);
     if (conformance) {
       std::string text = hft::apps::conformance_acceptor_config(port, spec_dir, only_sessions);
-      text.insert(text.find('\n') + 1, extra);
-      return hft::engine::Config::parse(text, "<conformance>");
+      std::vector<hft::engine::Override> overrides;
+      for (const auto& e : settings) overrides.push_back({e.key, e.value, e.origin});
+      return hft::engine::Config::parse(text, "<conformance>", overrides);
     }
     hft::apps::SimpleSession s;
     s.begin_string = begin_string;
@@ -118,9 +115,11 @@ int main(int argc, char** argv) {
     s.target = target;
     s.port = port;
     s.store_dir = store_dir;
-    s.extra = extra;
+    s.settings = settings;
+    s.origins = {.begin_string = "--begin-string", .sender = "--sender", .target = "--target", .host = "--host",
+                 .port = "--port", .heartbeat = {}, .store_dir = "--store", .spec_dir = "--spec-dir"};
     if (!no_dictionary) s.spec_dir = spec_dir;
-    return hft::engine::Config::parse(hft::apps::simple_config(s), "<command line>");
+    return hft::apps::simple_builder(s, "hft-venue").build();
   }();
   if (!config) {
     std::fprintf(stderr, "hft-venue: %s\n", config.error().message.c_str());

@@ -448,8 +448,9 @@ Expected<std::chrono::weekday> Section::get_day(std::string_view key) const {
 
 class ConfigParser {
  public:
-  ConfigParser(std::string_view text, const std::string& file, std::span<const Override> overrides)
-      : text_(text), file_(file), overrides_(overrides) {}
+  ConfigParser(std::string_view text, const std::string& file, std::span<const Override> overrides,
+               std::span<const std::string> origins = {})
+      : text_(text), file_(file), overrides_(overrides), origins_(origins) {}
 
   Expected<Config> run() {
     Config config;
@@ -483,6 +484,7 @@ class ConfigParser {
           s.kind_ = Section::Kind::kSession;
           s.line_ = line_no;
           s.file_ = file_;
+          s.origin_ = origin_of(line_no);
           current = &s;
         } else {
           return fail(line_no, "[" + std::string(name) + "]",
@@ -493,31 +495,32 @@ class ConfigParser {
 
       const std::size_t eq = line.find('=');
       if (eq == std::string_view::npos) {
-        return fail(line_no, line, "expected key=value, a [SECTION] header or a # comment");
+        return fail_line(line_no, line, "expected key=value, a [SECTION] header or a # comment");
       }
       const std::string_view key = trim(line.substr(0, eq));
       const std::string_view value = trim(line.substr(eq + 1));
-      if (key.empty()) return fail(line_no, "(empty key)", "a line starts with '='");
-      if (current == nullptr) return fail(line_no, key, "setting before any [DEFAULT] or [SESSION] section");
+      if (key.empty()) return fail_line(line_no, "(empty key)", "a line starts with '='");
+      if (current == nullptr) return fail_line(line_no, key, "setting before any [DEFAULT] or [SESSION] section");
       const auto resolved = resolve_key(key);
-      if (!resolved) return fail(line_no, key, "unknown key" + suggestion(key));
+      if (!resolved) return fail_line(line_no, key, "unknown key" + suggestion(key));
       const KeySpec& spec = *resolved->spec;
       const std::string& canonical = resolved->canonical;
-      if (value.empty()) return fail(line_no, canonical, "empty value (remove the line to use the default)");
+      if (value.empty()) return fail_line(line_no, canonical, "empty value (remove the line to use the default)");
       if (spec.scope == KeyScope::kEngine && current->kind_ == Section::Kind::kSession) {
-        return fail(line_no, canonical, "engine-wide key: set it in [DEFAULT], not in a [SESSION]");
+        return fail_line(line_no, canonical, "engine-wide key: set it in [DEFAULT], not in a [SESSION]");
       }
       if (spec.support == KeySupport::kUnsupported && value != spec.default_value) {
-        return fail(line_no, canonical, std::string(spec.description));  // says "Not supported: why"
+        return fail_line(line_no, canonical, std::string(spec.description));  // says "Not supported: why"
       }
-      if (const auto problem = check_value(spec, value)) return fail(line_no, canonical, *problem);
+      if (const auto problem = check_value(spec, value)) return fail_line(line_no, canonical, *problem);
       for (const Setting& s : current->settings_) {
         if (s.key == canonical) {
-          return fail(line_no, canonical,
-                      "set twice in the same section (first at line " + std::to_string(s.line) + ")");
+          return fail_line(line_no, canonical,
+                           "set twice in the same section (first " +
+                               (s.origin.empty() ? "at line " + std::to_string(s.line) : "by " + s.origin) + ")");
         }
       }
-      current->settings_.push_back(Setting{canonical, std::string(value), line_no, false, {}});
+      current->settings_.push_back(Setting{canonical, std::string(value), line_no, false, origin_of(line_no)});
     }
 
     if (config.sessions_.empty()) {
@@ -541,7 +544,7 @@ class ConfigParser {
       for (std::size_t j = 0; j < i; ++j) {
         if (config.sessions_[i].id_ == config.sessions_[j].id_) {
           const Section& s = config.sessions_[i];
-          return fail(s.line_, "[SESSION]",
+          return fail_section(s, "[SESSION]",
                       "duplicate session " + s.id_.to_string() + " (also defined by the [SESSION] at line " +
                           std::to_string(config.sessions_[j].line_) + ")");
         }
@@ -551,6 +554,23 @@ class ConfigParser {
   }
 
  private:
+  // The origin of line `line_no` (ConfigBuilder: the option or call that set
+  // it), or empty for a file line.
+  [[nodiscard]] std::string origin_of(int line_no) const {
+    const auto i = static_cast<std::size_t>(line_no - 1);
+    return i < origins_.size() ? origins_[i] : std::string();
+  }
+  // At a line being read: its origin, else file:line.
+  Error fail_line(int line_no, std::string_view key, const std::string& message) const {
+    const std::string origin = origin_of(line_no);
+    if (origin.empty()) return fail(line_no, key, message);
+    return Error{origin + ": " + std::string(key) + ": " + message};
+  }
+  // About a whole [SESSION]: its origin, else file:line of its header.
+  Error fail_section(const Section& s, std::string_view key, const std::string& message) const {
+    if (s.origin_.empty()) return fail(s.line_, key, message);
+    return Error{file_ + ": " + s.origin_ + ": " + std::string(key) + ": " + message};
+  }
   Error fail(int line, std::string_view key, const std::string& message) const {
     return Error{file_ + ":" + std::to_string(line) + ": " + std::string(key) + ": " + message};
   }
@@ -600,14 +620,15 @@ class ConfigParser {
       const Setting* v = value(key);
       return v != nullptr ? v->value : std::string();
     };
-    const std::string in_section = " in the [SESSION] at line " + std::to_string(s.line_);
+    const std::string in_section =
+        s.origin_.empty() ? " in the [SESSION] at line " + std::to_string(s.line_) : " in " + s.origin_;
     auto require = [&](std::string_view key, const std::string& why) -> Expected<void> {
-      if (value(key) == nullptr) return fail(s.line_, key, "required" + why + ", missing" + in_section);
+      if (value(key) == nullptr) return fail_section(s, key, "required" + why + ", missing" + in_section);
       return {};
     };
     auto at = [&](std::string_view key, const std::string& message) {
       const Setting* v = value(key);
-      return v != nullptr ? fail(*v, key, message) : fail(s.line_, key, message);
+      return v != nullptr ? fail(*v, key, message) : fail_section(s, key, message);
     };
 
     for (const char* key : {"ConnectionType", "BeginString", "SenderCompID", "TargetCompID"}) {
@@ -736,11 +757,55 @@ class ConfigParser {
   std::string_view text_;
   std::string file_;
   std::span<const Override> overrides_;
+  std::span<const std::string> origins_;
 };
 
 Expected<Config> Config::parse(std::string_view text, const std::string& file_name,
                                std::span<const Override> overrides) {
   return ConfigParser(text, file_name, overrides).run();
+}
+
+// ------------------------------------------------------------- builder ----
+
+ConfigBuilder::ConfigBuilder(std::string name) : name_(std::move(name)) {}
+
+ConfigBuilder& ConfigBuilder::set(std::string_view key, std::string_view value, std::string_view origin) {
+  lines_.push_back(Line{false, std::string(key), std::string(value), std::string(origin)});
+  return *this;
+}
+
+ConfigBuilder& ConfigBuilder::set(std::string_view key, std::int64_t value, std::string_view origin) {
+  return set(key, std::to_string(value), origin);
+}
+
+ConfigBuilder& ConfigBuilder::add_session(std::string_view origin) {
+  ++sessions_;
+  lines_.push_back(Line{true, {}, {}, origin.empty() ? "session " + std::to_string(sessions_) : std::string(origin)});
+  return *this;
+}
+
+std::string ConfigBuilder::text() const {
+  std::string t = "[DEFAULT]\n";
+  for (const Line& l : lines_) t += l.section ? std::string("[SESSION]\n") : l.key + "=" + l.value + "\n";
+  return t;
+}
+
+Expected<Config> ConfigBuilder::build(std::span<const Override> overrides) const {
+  // The same text a file would hold, each line tagged with its origin, so
+  // that every check and every message is the file's, naming the origin.
+  std::string t = "[DEFAULT]\n";
+  std::vector<std::string> origins{std::string()};
+  for (const Line& l : lines_) {
+    const std::string where = l.origin.empty() ? name_ + ": " + l.key : l.origin;
+    if (!l.section && (l.key.find_first_of("\r\n=[#") != std::string::npos || l.key.empty()))
+      return Error{where + ": bad key '" + l.key + "'"};
+    if (!l.section && l.value.find_first_of("\r\n") != std::string::npos)
+      return Error{where + ": " + l.key + ": the value must not contain a line break"};
+    if (!l.section && l.value.empty()) return Error{where + ": " + l.key + ": empty value"};
+    t += l.section ? std::string("[SESSION]\n") : l.key + "=" + l.value + "\n";
+    origins.push_back(l.section ? l.origin : where);
+  }
+  return ConfigParser(t, name_, overrides, origins).run();
 }
 
 Expected<Override> parse_override(std::string_view key_value, std::string_view option) {

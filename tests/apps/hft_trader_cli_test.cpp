@@ -130,6 +130,27 @@ TEST_F(HftTraderCli, config_excludes_the_session_flags_and_port_is_required_with
   EXPECT_NE(neither.err.find("--port is required (or --config FILE)"), std::string::npos) << neither.err;
 }
 
+TEST_F(HftTraderCli, a_bad_option_value_is_named_by_its_option_not_by_a_generated_line) {
+  const Outcome port = run("--port 70000 --orders 1");
+  EXPECT_EQ(port.code, 2);
+  EXPECT_NE(port.err.find("hft-trader: --port 70000: SocketConnectPort: bad value \"70000\""), std::string::npos)
+      << port.err;
+  EXPECT_EQ(port.err.find("<command line>"), std::string::npos) << port.err;
+  const Outcome hb = run("--port 9 --heartbeat 100000 --orders 1");
+  EXPECT_EQ(hb.code, 2);
+  EXPECT_NE(hb.err.find("--heartbeat 100000: HeartBtInt: bad value"), std::string::npos) << hb.err;
+  const Outcome set = run("--port 9 --set JournalSegmentSize=1k --orders 1");
+  EXPECT_EQ(set.code, 2);
+  EXPECT_NE(set.err.find("--set JournalSegmentSize=1k: JournalSegmentSize:"), std::string::npos) << set.err;
+  // hft-venue too.
+  const std::string err = tmp_.sub("venue.err");
+  const int status = std::system((std::string(HFT_VENUE_EXE) + " --port 70000 2>" + err).c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  const std::string venue = read_file(err);
+  EXPECT_NE(venue.find("hft-venue: --port 70000: SocketAcceptPort: bad value \"70000\""), std::string::npos)
+      << venue;
+}
+
 TEST_F(HftTraderCli, a_config_without_an_initiator_session_is_refused) {
   const std::string path = tmp_.sub("acceptor.cfg");
   std::ofstream(path) << "[DEFAULT]\nConnectionType=acceptor\nNonStopSession=Y\nUseDataDictionary=N\n"

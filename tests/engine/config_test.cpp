@@ -51,6 +51,81 @@ std::string replace_first(std::string text, const std::string& from, const std::
 
 // ------------------------------------------------------------ samples ----
 
+TEST(ConfigBuilder, builds_the_config_a_file_with_the_same_settings_gives) {
+  ConfigBuilder b("prog");
+  b.set("ConnectionType", "acceptor").set("NonStopSession", "Y").set("UseDataDictionary", "N");
+  b.set("SocketAcceptPort", 9878, "--port 9878").set("MaxConnections", 100);
+  b.add_session().set("BeginString", "FIX.4.4").set("SenderCompID", "VENUE").set("TargetCompID", "C1");
+  b.add_session().set("BeginString", "FIX.4.2").set("SenderCompID", "VENUE").set("TargetCompID", "C2");
+  auto built = b.build();
+  ASSERT_TRUE(built) << built.error().message;
+  auto parsed = Config::parse(b.text(), "same.cfg");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  ASSERT_EQ(built->sessions().size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(built->sessions()[i].session_id(), parsed->sessions()[i].session_id());
+  EXPECT_EQ(*built->sessions()[1].get_int("SocketAcceptPort"), 9878);
+  EXPECT_EQ(*built->defaults().get_int("MaxConnections"), 100);
+  EXPECT_EQ(*built->sessions()[0].get_string("BeginString"), "FIX.4.4");
+}
+
+TEST(ConfigBuilder, errors_name_the_origin_of_the_value_not_a_generated_line) {
+  auto base = [] {
+    ConfigBuilder b("prog");
+    b.set("ConnectionType", "initiator").set("NonStopSession", "Y").set("UseDataDictionary", "N");
+    b.set("SocketConnectHost", "127.0.0.1").set("HeartBtInt", 30);
+    return b;
+  };
+  {
+    ConfigBuilder b = base();
+    b.set("SocketConnectPort", 70000, "--port 70000");
+    b.add_session().set("BeginString", "FIX.4.4").set("SenderCompID", "A").set("TargetCompID", "B");
+    auto c = b.build();
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().message, "--port 70000: SocketConnectPort: bad value \"70000\": expected a port in 1..65535");
+  }
+  {
+    ConfigBuilder b = base();
+    b.set("SocketConnectPort", 1).set("SendingTimeTolerance", 5, "--tolerance");
+    b.add_session().set("BeginString", "FIX.4.4").set("SenderCompID", "A").set("TargetCompID", "B");
+    auto c = b.build();
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().message.rfind("--tolerance: SendingTimeTolerance: unknown key", 0), 0u) << c.error().message;
+  }
+  {
+    ConfigBuilder b = base();
+    b.set("SocketConnectPort", 1);
+    b.add_session("session CLIENT1").set("BeginString", "FIX.4.4").set("SenderCompID", "A");
+    auto c = b.build();
+    ASSERT_FALSE(c);
+    EXPECT_NE(c.error().message.find("prog: session CLIENT1: TargetCompID: required, missing in session CLIENT1"),
+              std::string::npos)
+        << c.error().message;
+  }
+  {
+    ConfigBuilder b = base();
+    b.set("SocketConnectPort", 1);
+    b.add_session().set("BeginString", "FIX.4.4").set("SenderCompID", "A", "--sender A").set("TargetCompID", "B");
+    b.set("SenderCompID", "C", "--sender2 C");
+    auto c = b.build();
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().message, "--sender2 C: SenderCompID: set twice in the same section (first by --sender A)");
+  }
+  {
+    ConfigBuilder b = base();
+    b.set("SocketConnectPort", 1);
+    b.add_session().set("BeginString", "FIX.4.4").set("SenderCompID", "A\nSocketUseSSL=Y", "--sender");
+    auto c = b.build();
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().message, "--sender: SenderCompID: the value must not contain a line break");
+    ConfigBuilder e = base();
+    e.set("SocketConnectPort", 1).set("Password", "", "--password");
+    e.add_session().set("BeginString", "FIX.4.4").set("SenderCompID", "A").set("TargetCompID", "B");
+    auto empty = e.build();
+    ASSERT_FALSE(empty);
+    EXPECT_EQ(empty.error().message, "--password: Password: empty value");
+  }
+}
+
 TEST(Config, quickfix_executor_sample_loads_with_every_session_inheriting_default) {
   const Config config = load_ok("executor.cfg");
   ASSERT_EQ(config.sessions().size(), 6u);

@@ -218,6 +218,7 @@ class Section {
   SessionId id_;
   ConnectionType type_ = ConnectionType::kInitiator;
   bool template_ = false;
+  std::string origin_;  ///< ConfigBuilder: who made the section ("session 1", an option); empty for a file
   std::vector<transport::Endpoint> endpoints_;
 };
 
@@ -247,6 +248,47 @@ class Config {
   Section defaults_;
   std::vector<Section> sessions_;
 };
+
+/// Settings built in code (docs/config.md, "Settings in code"): the same
+/// keys, schema and checks as a file, with each value's origin (a program's
+/// command-line option, a call site) named in every error instead of a file
+/// line:
+///
+///   ConfigBuilder b("hft-venue");
+///   b.set("ConnectionType", "acceptor").set("SocketAcceptPort", port, "--port");
+///   b.add_session().set("TargetCompID", target, "--target");
+///   Expected<Config> c = b.build();   // "--port 70000: SocketAcceptPort: ..."
+///
+/// set() goes to [DEFAULT] until the first add_session(), then to the last
+/// session added. INI text is one source of a Config; this is another.
+class ConfigBuilder {
+ public:
+  explicit ConfigBuilder(std::string name = "<settings>");
+  /// `origin` names the value in errors (e.g. "--port 70000"); empty: the
+  /// builder's name and the key.
+  ConfigBuilder& set(std::string_view key, std::string_view value, std::string_view origin = {});
+  ConfigBuilder& set(std::string_view key, std::int64_t value, std::string_view origin = {});
+  ConfigBuilder& set(std::string_view key, const char* value, std::string_view origin = {}) {
+    return set(key, std::string_view(value), origin);
+  }
+  /// Starts a [SESSION] (`origin` names it in errors about the whole
+  /// session; default "session N").
+  ConfigBuilder& add_session(std::string_view origin = {});
+  /// Checks everything a file is checked for; `overrides` as Config::parse.
+  [[nodiscard]] Expected<Config> build(std::span<const Override> overrides = {}) const;
+  /// The same settings as INI text (what a file holding them would say).
+  [[nodiscard]] std::string text() const;
+
+ private:
+  struct Line {
+    bool section = false;  // a [SESSION] header
+    std::string key, value, origin;
+  };
+  std::string name_;
+  std::vector<Line> lines_;
+  int sessions_ = 0;
+};
+
 
 /// Reactor options from the engine-wide keys of [DEFAULT] (PollMode,
 /// EpollTimeoutMs, EngineThreadCore, IdleStrategy, MaxConnections, SocketCloseTimeoutMs).
