@@ -5,6 +5,8 @@
 
 #include "hft/codec/encoder.hpp"
 #include "hft/engine/engine.hpp"
+#include "hft/messages/fix44.hpp"
+#include "hft/messages/fix50sp2.hpp"
 
 namespace hft::apps {
 
@@ -113,6 +115,55 @@ session::Decision VenueApplication::from_app(session::Session& session, const co
   return session::Decision::accept();
 }
 
+// The two versions the venue writes with typed messages.
+struct Fix44 {
+  using Order = fix44::NewOrderSingleReader;
+  using Report = fix44::ExecutionReportWriter;
+  using ExecType = fix44::ExecType;
+  using OrdStatus = fix44::OrdStatus;
+  using Side = fix44::Side;
+  static constexpr bool kAvgPxRequired = true;
+};
+struct Fix50Sp2 {
+  using Order = fix50sp2::NewOrderSingleReader;
+  using Report = fix50sp2::ExecutionReportWriter;
+  using ExecType = fix50sp2::ExecType;
+  using OrdStatus = fix50sp2::OrdStatus;
+  using Side = fix50sp2::Side;
+  static constexpr bool kAvgPxRequired = false;  // optional in 5.0SP2
+};
+
+template <typename V>
+void VenueApplication::write_typed_report(session::OutgoingMessage& m, const codec::MessageView& view,
+                                          std::string_view order_id, std::string_view exec_id, bool fill,
+                                          std::int64_t now_ns, codec::TimePrecision precision) noexcept {
+  const typename V::Order order(view);
+  const codec::Decimal zero{0, 0};
+  const codec::Decimal qty = order.order_qty_data().order_qty().value_or(zero);
+  const auto price = order.price();
+  const auto exec_type = fill ? V::ExecType::kTrade : V::ExecType::kNew;
+  const auto ord_status = fill ? V::OrdStatus::kFilled : V::OrdStatus::kNew;
+  const auto side = order.side().value_or(typename V::Side{});
+  const codec::Decimal leaves = fill ? zero : qty, cum = fill ? qty : zero;
+  const codec::Decimal avg = fill && price ? *price : zero;
+  auto report = [&] {
+    if constexpr (V::kAvgPxRequired) {
+      return typename V::Report(m.writer(), formatter_, order_id, exec_id, exec_type, ord_status, side, leaves, cum,
+                                avg);
+    } else {
+      typename V::Report r(m.writer(), formatter_, order_id, exec_id, exec_type, ord_status, side, leaves, cum);
+      r.avg_px(avg);
+      return r;
+    }
+  }();
+  report.cl_ord_id(order.cl_ord_id().value_or(""));
+  report.instrument().symbol(order.instrument().symbol().value_or(""));
+  report.order_qty_data().order_qty(qty);
+  if (price) report.price(*price);
+  if (fill) report.last_qty(qty).last_px(price.value_or(zero));
+  m.writer().add_timestamp(tag::kTransactTime, now_ns, precision, formatter_);
+}
+
 bool VenueApplication::send_report(session::Session& session, const codec::MessageView& order,
                                    std::uint64_t order_number, bool fill) noexcept {
   const bool fix43_plus = session.version() >= codec::FixVersion::kFix43;
@@ -122,29 +173,38 @@ bool VenueApplication::send_report(session::Session& session, const codec::Messa
   const std::size_t order_id_len = 1 + codec::format_uint(order_id + 1, order_number);
   exec_id[0] = 'E';
   const std::size_t exec_id_len = 1 + codec::format_uint(exec_id + 1, next_exec_id_++);
-  const auto qty = order.get(tag::kOrderQty);
-  const auto price = order.get(tag::kPrice);
   // One clock read for SendingTime and TransactTime.
   const auto now = engine::Engine::now();
+  const std::string_view oid{order_id, order_id_len}, eid{exec_id, exec_id_len};
+  const codec::FixVersion version = session.version();
   const auto status = session.send_app("8", now, [&](session::OutgoingMessage& m) {
-    m.add(tag::kOrderID, {order_id, order_id_len});
-    m.add(tag::kClOrdID, order.get(tag::kClOrdID));
-    m.add(tag::kExecID, {exec_id, exec_id_len});
-    if (!fix43_plus) m.add_char(20, '0');  // ExecTransType=New (FIX 4.0-4.2)
-    m.add_char(tag::kExecType, fill ? (fix43_plus ? 'F' : '2') : '0');
-    m.add_char(tag::kOrdStatus, fill ? '2' : '0');
-    m.add(tag::kSymbol, order.get(tag::kSymbol));
-    m.add(tag::kSide, order.get(tag::kSide));
-    m.add(tag::kOrderQty, qty);
-    if (!price.empty()) m.add(tag::kPrice, price);
-    if (fill) {
-      m.add(tag::kLastQty, qty);
-      m.add(tag::kLastPx, price.empty() ? std::string_view("0") : price);
+    if (version == codec::FixVersion::kFix44) {
+      write_typed_report<Fix44>(m, order, oid, eid, fill, now.utc_ns, session.timestamp_precision());
+    } else if (version == codec::FixVersion::kFixT11) {
+      write_typed_report<Fix50Sp2>(m, order, oid, eid, fill, now.utc_ns, session.timestamp_precision());
+    } else {
+      // FIX.4.0-4.3: ExecTransType, ExecType 2 for a fill, ... by tag.
+      const auto qty = order.get(tag::kOrderQty);
+      const auto price = order.get(tag::kPrice);
+      m.add(tag::kOrderID, oid);
+      m.add(tag::kClOrdID, order.get(tag::kClOrdID));
+      m.add(tag::kExecID, eid);
+      if (!fix43_plus) m.add_char(20, '0');  // ExecTransType=New (FIX 4.0-4.2)
+      m.add_char(tag::kExecType, fill ? (fix43_plus ? 'F' : '2') : '0');
+      m.add_char(tag::kOrdStatus, fill ? '2' : '0');
+      m.add(tag::kSymbol, order.get(tag::kSymbol));
+      m.add(tag::kSide, order.get(tag::kSide));
+      m.add(tag::kOrderQty, qty);
+      if (!price.empty()) m.add(tag::kPrice, price);
+      if (fill) {
+        m.add(tag::kLastQty, qty);
+        m.add(tag::kLastPx, price.empty() ? std::string_view("0") : price);
+      }
+      m.add(tag::kLeavesQty, fill ? std::string_view("0") : qty);
+      m.add(tag::kCumQty, fill ? qty : std::string_view("0"));
+      m.add(tag::kAvgPx, fill && !price.empty() ? price : std::string_view("0"));
+      m.writer().add_timestamp(tag::kTransactTime, now.utc_ns, session.timestamp_precision(), formatter_);
     }
-    m.add(tag::kLeavesQty, fill ? std::string_view("0") : qty);
-    m.add(tag::kCumQty, fill ? qty : std::string_view("0"));
-    m.add(tag::kAvgPx, fill && !price.empty() ? price : std::string_view("0"));
-    m.writer().add_timestamp(tag::kTransactTime, now.utc_ns, session.timestamp_precision(), formatter_);
   });
   if (status != session::SendStatus::kOk) {
     ++counters_.send_failures;

@@ -110,6 +110,12 @@ class VenueApplication : public session::Application {
  private:
   bool send_report(session::Session& session, const codec::MessageView& order, std::uint64_t order_number,
                    bool fill) noexcept;
+  /// The report with the typed messages of FIX.4.4 (V = Fix44) or 5.0SP2
+  /// (FIXT.1.1 sessions); the other versions write it field by field.
+  template <typename V>
+  void write_typed_report(session::OutgoingMessage& m, const codec::MessageView& order, std::string_view order_id,
+                          std::string_view exec_id, bool fill, std::int64_t now_ns,
+                          codec::TimePrecision precision) noexcept;
 
   /// An order acknowledged whose fill could not be sent (failure path only).
   struct Unfilled {

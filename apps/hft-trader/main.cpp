@@ -28,10 +28,22 @@
 #include "hft/engine/async_logger.hpp"
 #include "hft/engine/engine.hpp"
 #include "hft/engine/log.hpp"
+#include "hft/messages/fix44.hpp"
+#include "hft/messages/fix50sp2.hpp"
 
 namespace {
 
 namespace tag = hft::codec::tag;
+
+// The order, with the typed messages of FIX.4.4 or 5.0SP2 (FIXT.1.1).
+template <typename Writer, typename Side, typename OrdType>
+void typed_order(hft::session::OutgoingMessage& m, std::string_view cl_ord_id, std::int64_t now_ns,
+                 hft::codec::TimePrecision precision, hft::codec::TimestampFormatter& ts) {
+  Writer order(m.writer(), ts, cl_ord_id, Side::kBuy, hft::messages::Timestamp{now_ns, precision}, OrdType::kLimit);
+  order.instrument().symbol("NOKIA.HE");
+  order.order_qty_data().order_qty({10, 0});
+  order.price({10000, 0});
+}
 
 struct TraderCounts {
   std::uint64_t reports = 0;
@@ -301,14 +313,23 @@ int main(int argc, char** argv) {
     if (sent < orders && due && trader.logged_on) {
       const std::size_t n = hft::codec::format_uint(cl_ord_id, sent + 1);
       const auto st = session.send_app("D", now, [&](hft::session::OutgoingMessage& m) {
-        m.add(tag::kClOrdID, {cl_ord_id, n});
-        if (begin_string <= "FIX.4.2") m.add_char(tag::kHandlInst, '1');
-        m.add(tag::kSymbol, "NOKIA.HE");
-        m.add_char(tag::kSide, '1');
-        m.writer().add_timestamp(tag::kTransactTime, now.utc_ns, session.timestamp_precision(), ts);
-        m.add_int(tag::kOrderQty, 10);
-        m.add_char(tag::kOrdType, '2');
-        m.add_int(tag::kPrice, 10000);
+        const std::string_view id{cl_ord_id, n};
+        if (session.version() == hft::codec::FixVersion::kFix44) {
+          typed_order<hft::fix44::NewOrderSingleWriter, hft::fix44::Side, hft::fix44::OrdType>(
+              m, id, now.utc_ns, session.timestamp_precision(), ts);
+        } else if (session.version() == hft::codec::FixVersion::kFixT11) {
+          typed_order<hft::fix50sp2::NewOrderSingleWriter, hft::fix50sp2::Side, hft::fix50sp2::OrdType>(
+              m, id, now.utc_ns, session.timestamp_precision(), ts);
+        } else {  // FIX.4.0-4.3, by tag
+          m.add(tag::kClOrdID, id);
+          if (begin_string <= "FIX.4.2") m.add_char(tag::kHandlInst, '1');
+          m.add(tag::kSymbol, "NOKIA.HE");
+          m.add_char(tag::kSide, '1');
+          m.writer().add_timestamp(tag::kTransactTime, now.utc_ns, session.timestamp_precision(), ts);
+          m.add_int(tag::kOrderQty, 10);
+          m.add_char(tag::kOrdType, '2');
+          m.add_int(tag::kPrice, 10000);
+        }
       });
       if (st == hft::session::SendStatus::kOk) {
         ++sent;
