@@ -407,7 +407,29 @@ Expected<void> Journal::recover() {
   }
   const std::size_t slot_low = size - kSlotSize * count;
   const std::size_t dirty_end = nonzero_end(base, off, slot_low);
-  if (dirty_end > off) {
+  std::uint32_t size_there = 0;
+  std::uint64_t seq_there = 0;
+  if (off + kRecordHeaderSize <= slot_low) {
+    std::memcpy(&size_there, base + off, sizeof(size_there));
+    std::memcpy(&seq_there, base + off + 8, sizeof(seq_there));
+  }
+  if (dirty_end > off && size_there == 0 && seq_there == kClaimMarker && detail::slot_at(base, size, count) == 0) {
+    // A claim that was never committed (claim() marks it, commit() would
+    // have replaced the mark and published the size last): a message being
+    // written when the process stopped. It was never committed and so never
+    // sent (or, inbound, never accepted: the peer resends it). Nothing to save.
+    // A claim with nothing written into it (a room check, or the claim
+    // of a message the application declined) is not worth a line.
+    if (dirty_end > off + kRecordHeaderSize) {
+      recovery_.discarded_claim_bytes = dirty_end - off;
+      recovery_.notes.push_back(path + ": an uncommitted claim (" + std::to_string(dirty_end - off) +
+                                " bytes at offset " + std::to_string(off) + " after " + std::to_string(records) +
+                                " records, last seq " + std::to_string(last_seq) +
+                                ") was discarded: a message being written (or abandoned) when the process "
+                                "stopped, never committed");
+    }
+    std::memset(base + off, 0, dirty_end - off);
+  } else if (dirty_end > off) {
     // Bytes after the last good record: a torn write, or damage. Keep a copy
     // beside the segment, then zero them so no reader ever sees them.
     recovery_.torn = true;
@@ -743,6 +765,9 @@ std::span<char> Journal::claim(std::size_t max_bytes) noexcept {
   }
   claimed_ = max_bytes;
   last_status_ = StoreStatus::kOk;
+  // Marks the claim open (commit overwrites it): a process stopped before
+  // commit leaves bytes that recovery knows were never committed.
+  std::memcpy(base_ + pos_ + 8, &kClaimMarker, sizeof(kClaimMarker));
   return {base_ + pos_ + kRecordHeaderSize, max_bytes};
 }
 
@@ -755,6 +780,7 @@ std::span<char> Journal::claim_reserve(std::size_t max_bytes) noexcept {
   const std::size_t need = (kRecordHeaderSize + max_bytes + align_mask_) & ~align_mask_;
   if (pos_ + need > limit_ + reserve_room_) return room;
   claimed_ = max_bytes;
+  std::memcpy(base_ + pos_ + 8, &kClaimMarker, sizeof(kClaimMarker));
   return {base_ + pos_ + kRecordHeaderSize, max_bytes};
 }
 

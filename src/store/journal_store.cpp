@@ -32,6 +32,7 @@ bool empty_file(const std::string& path, const struct stat& st) {
 
 void journal_repairs(const char* which, const RecoveryReport& r, std::vector<std::string>& out) {
   for (const std::string& line : r.repairs) out.push_back(std::string(which) + " journal repaired: " + line);
+  for (const std::string& line : r.notes) out.push_back(std::string(which) + " journal: " + line);
 }
 
 }  // namespace

@@ -88,6 +88,61 @@ TEST(Recovery, torn_tail_at_every_byte_of_the_last_record_keeps_the_previous_one
   }
 }
 
+TEST(Recovery, a_claim_never_committed_is_discarded_without_a_repair_and_appends_go_on_there) {
+  // A process stopped between claim() and commit(): the message's bytes are
+  // in the claimed room, its size (published last) is not. Nothing committed
+  // is lost: no repair, no saved copy, a note.
+  TempDir dir;
+  const std::string seg = dir.sub("00000001.seg");
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 5, 90);
+    const std::string m = message_for(6, 90);
+    std::span<char> room = (*j)->claim(m.size() + 40);
+    ASSERT_FALSE(room.empty());
+    std::memcpy(room.data() + 40, m.data(), m.size());
+  }  // closed with the claim open, as a process stopped inside it
+  const std::vector<char> file = test::read_file(seg);
+  const auto offsets = data_record_offsets(file);
+  ASSERT_EQ(offsets.size(), 5u);
+  RecordHeader last;
+  std::memcpy(&last, file.data() + offsets.back(), sizeof(last));
+  const std::size_t at = align_up(offsets.back() + last.size, 8);
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j) << j.error().message;
+    const RecoveryReport& rep = (*j)->recovery();
+    EXPECT_FALSE(rep.torn);
+    EXPECT_TRUE(rep.repairs.empty());
+    EXPECT_TRUE(rep.saved_to.empty());
+    EXPECT_GT(rep.discarded_claim_bytes, 90u);
+    ASSERT_EQ(rep.notes.size(), 1u);
+    EXPECT_NE(rep.notes[0].find("uncommitted claim"), std::string::npos) << rep.notes[0];
+    EXPECT_NE(rep.notes[0].find("offset " + std::to_string(at)), std::string::npos) << rep.notes[0];
+    EXPECT_EQ((*j)->last_seq(), 5u);
+    EXPECT_FALSE(std::filesystem::exists(dir.sub("repairs.log")));
+    test::append_range(**j, 6, 7, 90);
+    Collected got;
+    (void)test::replay_all(**j, 1, 100, got);
+    ASSERT_EQ(got.seqs.size(), 7u);
+    EXPECT_EQ(got.bytes[5], message_for(6, 90));
+  }
+  EXPECT_EQ(data_record_offsets(test::read_file(seg))[5], at);  // appended where the claim was
+
+  // The same bytes without the claim's mark are damage: cut and reported.
+  TempDir other;
+  const std::string seg2 = other.sub("00000001.seg");
+  std::vector<char> damaged = file;
+  std::memset(damaged.data() + at + 8, 0, 8);
+  test::write_file(seg2, damaged);
+  auto j = Journal::open(test::small_config(other.path(), kSeg));
+  ASSERT_TRUE(j) << j.error().message;
+  EXPECT_TRUE((*j)->recovery().torn);
+  EXPECT_EQ((*j)->recovery().repairs.size(), 1u);
+  EXPECT_EQ((*j)->recovery().discarded_claim_bytes, 0u);
+}
+
 TEST(Recovery, a_torn_tail_is_saved_beside_the_segment_before_it_is_zeroed) {
   TempDir dir;
   const std::string seg = dir.sub("00000001.seg");

@@ -48,6 +48,10 @@
 //   32     gap  (unused)
 //   32+gap n    payload           the exact wire bytes
 //   The next record starts at align_up(offset + size, record_alignment).
+//   While a claim is open (claim() returned room, commit() has not run) the
+//   record's size is 0 and its seq holds kClaimMarker: recovery discards
+//   such bytes as an uncommitted claim (nothing committed is lost), not as
+//   a torn record.
 //
 // Control records (seq 0, flag kControl):
 //   - the first record of every segment is a start record (kSegmentStart,
@@ -105,6 +109,8 @@ inline constexpr char kSeqNumMagic[8] = {'H', 'F', 'T', 'S', 'E', 'Q', 'N', '\0'
 
 inline constexpr std::size_t kSegmentHeaderSize = 64;
 inline constexpr std::size_t kRecordHeaderSize = 32;
+/// The seq of a record whose claim is open (see the layout above).
+inline constexpr std::uint64_t kClaimMarker = ~std::uint64_t{0};
 inline constexpr std::size_t kSlotSize = 4;
 inline constexpr std::size_t kPageSize = 4096;
 /// Segments are a whole number of pages, at least this large (tests use it).

@@ -151,6 +151,11 @@ struct RecoveryReport {
   /// below its header's size, in the middle of the journal or after a sealed
   /// tail), moved aside to these paths ("<segment>.lost").
   std::vector<std::string> lost_segments;
+  /// Bytes of a claim that was never committed (a process stopped inside
+  /// claim..commit), zeroed at open: not a repair (nothing committed is
+  /// lost), but said in `notes`.
+  std::size_t discarded_claim_bytes = 0;
+  std::vector<std::string> notes;
   /// One line per repair (tail cut and where it was saved, tail extended,
   /// segment lost), naming paths and counts; also appended to repairs.log.
   /// Empty: open() changed nothing that held data.
