@@ -28,6 +28,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -116,6 +117,37 @@ inline int run_command(const std::vector<std::string>& args, const std::string& 
   if (!c.start(args, output)) return -1;
   while (c.running()) std::this_thread::sleep_for(milliseconds(5));
   return c.describe_exit() == "exit status 0" ? 0 : 1;
+}
+
+/// Runs every command of `commands` (command i's output appended to
+/// `outputs[i]`), at most `parallel` at a time; returns each one's result as
+/// run_command does (0: exit status 0).
+inline std::vector<int> run_commands(const std::vector<std::vector<std::string>>& commands,
+                                     const std::vector<std::string>& outputs, std::size_t parallel) {
+  std::vector<int> rcs(commands.size(), -1);
+  std::vector<std::unique_ptr<Child>> slots(std::max<std::size_t>(parallel, 1));
+  std::vector<std::size_t> running(slots.size(), SIZE_MAX);
+  std::size_t next = 0, done = 0;
+  while (done < commands.size()) {
+    for (std::size_t s = 0; s < slots.size(); ++s) {
+      if (running[s] != SIZE_MAX && !slots[s]->running()) {
+        rcs[running[s]] = slots[s]->describe_exit() == "exit status 0" ? 0 : 1;
+        running[s] = SIZE_MAX;
+        ++done;
+      }
+      if (running[s] == SIZE_MAX && next < commands.size()) {
+        slots[s] = std::make_unique<Child>();
+        if (slots[s]->start(commands[next], outputs[next])) {
+          running[s] = next;
+        } else {
+          ++done;  // rcs[next] stays -1
+        }
+        ++next;
+      }
+    }
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  return rcs;
 }
 
 inline std::string tail_of(const std::string& path, std::size_t max_lines) {
@@ -682,22 +714,37 @@ class Trial {
                          std::to_string(ae->next_sender) + "/" + std::to_string(ae->next_target));
       }
     }
+    // Every session's store on both sides, by the directory the engine
+    // derives from the session ID; a store missing or one too many is an error.
+    std::vector<std::string> stores, outputs;
+    std::vector<std::vector<std::string>> audits;
     for (const char* side : {"init", "acc"}) {
-      const std::string store = dir_ + "/" + side + "/store";
-      std::size_t audited = 0;
-      for (const auto& entry : fs::directory_iterator(store)) {
-        if (!entry.is_directory()) continue;
-        ++audited;
-        const std::string out = dir_ + "/" + side + "/audit-" + entry.path().filename().string() + ".txt";
-        const int rc = run_command({HFT_JOURNAL_TOOL, "audit", entry.path().string(), "--dictionary",
-                                    std::string(HFT_SPEC_DIR) + "/FIX44.xml"},
-                                   out);
-        if (rc != 0) errors.push_back("hft-journal audit " + entry.path().string() + " failed:\n" + tail_of(out, 25));
+      const std::string root = dir_ + "/" + side + "/store";
+      std::vector<std::string> expected;
+      for (std::size_t k = 1; k <= plan_.sessions; ++k) {
+        expected.push_back(std::string("FIX.4.4-") +
+                           (side == std::string("init") ? client(k) + "-VENUE" : "VENUE-" + client(k)));
       }
-      if (audited != plan_.sessions) {
-        errors.push_back(store + ": " + std::to_string(audited) + " session stores to audit, expected " +
-                         std::to_string(plan_.sessions));
+      for (const auto& entry : fs::directory_iterator(root)) {
+        const std::string name = entry.path().filename().string();
+        if (std::find(expected.begin(), expected.end(), name) == expected.end()) {
+          errors.push_back(root + ": unexpected entry " + name);
+        }
       }
+      for (const std::string& name : expected) {
+        const std::string store = root + "/" + name;
+        if (!fs::is_directory(store)) {
+          errors.push_back(store + ": no session store to audit");
+          continue;
+        }
+        stores.push_back(store);
+        outputs.push_back(dir_ + "/" + side + "/audit-" + name + ".txt");
+        audits.push_back({HFT_JOURNAL_TOOL, "audit", store, "--dictionary", std::string(HFT_SPEC_DIR) + "/FIX44.xml"});
+      }
+    }
+    const std::vector<int> rcs = run_commands(audits, outputs, 4);
+    for (std::size_t i = 0; i < rcs.size(); ++i) {
+      if (rcs[i] != 0) errors.push_back("hft-journal audit " + stores[i] + " failed:\n" + tail_of(outputs[i], 25));
     }
     return true;
   }
