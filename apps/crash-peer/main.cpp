@@ -44,13 +44,16 @@
 // numbers come from the journal (the engine's JournalStore recovery).
 // SIGTERM/SIGINT: logout, flush, exit 0.
 //
-// --crash-at-delivery K, --crash-after-delivery K, --crash-after-send K and
-// --crash-after-stall K kill the process itself (SIGKILL) at exact points
-// (K counts over all sessions of the process; so do --stall-every's sends),
-// for windows a random kill rarely hits: inside from_app of the K-th
+// --crash-at-delivery K, --crash-after-delivery K, --crash-after-send K,
+// --crash-in-send K and --crash-after-stall K kill the process itself
+// (SIGKILL) at exact points (K counts over all sessions of the process; so
+// do --stall-every's sends), for windows a random kill rarely hits: inside from_app of the K-th
 // delivery before it is logged (the message is already in the inbound
 // journal) or after (the session has not counted it yet), right after the
-// K-th accepted send before it is logged, or at the end of the K-th stall
+// K-th accepted send before it is logged, inside the K-th send call once the
+// message's fields are in the journal's claimed room but before the commit
+// (nothing was committed: the message must not count, and the journal must
+// open without a repair), or at the end of the K-th stall
 // (whatever the counterparty sent during the stall dies unread with the
 // socket, so the restarted peer logs on to a gap).
 #include <fcntl.h>
@@ -219,8 +222,10 @@ class Peer final : public hft::session::Application {
 
 /// Sends message `id` (an order or an execution report). Returns the status
 /// and, on kOk, the MsgSeqNum it got.
+/// `crash_inside`: SIGKILL after the fields are written into the journal's
+/// claimed room, before the session commits the message.
 SendStatus send_one(Session& session, bool initiator, std::uint64_t id, bool end, std::uint64_t& seq,
-                    hft::codec::TimestampFormatter& ts) {
+                    hft::codec::TimestampFormatter& ts, bool crash_inside) {
   char num[24];
   const std::size_t n = hft::codec::format_uint(num, id);
   const std::string_view id_text(num, n);
@@ -248,6 +253,7 @@ SendStatus send_one(Session& session, bool initiator, std::uint64_t id, bool end
       m.add_int(tag::kAvgPx, 0);
     }
     if (end) m.add(tag::kText, "END");
+    if (crash_inside) ::raise(SIGKILL);
   });
 }
 
@@ -287,6 +293,8 @@ int main(int argc, char** argv) {
   cli.add_option("--crash-after-stall", crash_after_stall, "SIGKILL itself at the end of the K-th stall (what the peer sent meanwhile is lost with the socket)");
   cli.add_option("--crash-at-delivery", crash_at_delivery, "SIGKILL itself inside from_app of the K-th delivery, before logging it");
   cli.add_option("--crash-after-send", crash_after_send, "SIGKILL itself after the K-th accepted send, before logging it");
+  std::uint64_t crash_in_send = 0;
+  cli.add_option("--crash-in-send", crash_in_send, "SIGKILL itself inside the K-th send_app of this process, its fields written in the claimed journal room, before the commit");
   CLI11_PARSE(cli, argc, argv);
   const bool initiator = role == "initiator";
   if (initiator && port <= 0) {
@@ -388,6 +396,7 @@ int main(int argc, char** argv) {
   }
 
   std::uint64_t sent_here = 0;  // all sessions: for --stall-every and --crash-after-send
+  std::uint64_t send_calls = 0;  // all sessions: for --crash-in-send
   hft::codec::TimestampFormatter ts;
   const auto t0 = hft::engine::Engine::now();
   while (!g_stop.load()) {
@@ -404,7 +413,7 @@ int main(int argc, char** argv) {
         const bool end = st.accepted == count;
         std::uint64_t seq = 0;
         st.log->line("A %llu", static_cast<unsigned long long>(id));
-        const SendStatus status = send_one(*st.session, initiator, id, end, seq, ts);
+        const SendStatus status = send_one(*st.session, initiator, id, end, seq, ts, ++send_calls == crash_in_send);
         if (status == SendStatus::kOk) {
           ++st.accepted;
           ++st.sent_here;

@@ -134,4 +134,14 @@ TEST(CrashRecovery, receiver_killed_while_a_gap_is_being_filled_loses_nothing) {
   }
 }
 
+// A kill inside send_app, the message encoded in the journal's claimed room
+// but not committed: it was never accepted (send_app did not return), so it
+// may not count; the journal must open without a repair (a record is either
+// entirely visible or not at all, docs/journal.md) and the audit pass.
+TEST(CrashRecovery, sender_killed_inside_send_app_before_the_commit_leaves_a_journal_the_audit_passes) {
+  for (Victim v : {Victim::kInitiator, Victim::kAcceptor}) {
+    run_one(v, scripted_plan({{"--crash-in-send", "60"}}), "in-send", false);
+  }
+}
+
 }  // namespace

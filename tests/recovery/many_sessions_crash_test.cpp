@@ -48,8 +48,9 @@ TrialPlan plan_many(std::uint64_t seed, std::size_t n) {
   TrialPlan p;
   p.seed = seed;
   p.sessions = n;
-  p.count = uniform(150, 300);
-  p.rate = uniform(100, 300);  // per session and direction
+  // Per session and direction; N sessions multiply the engine's load.
+  p.count = uniform(80, 200);
+  p.rate = uniform(60, 200);
   // A stall stops the whole engine (every session); scaled by N it comes as
   // often, in stream time, as in the one-session test.
   p.stall_every = uniform(20, 120) * n;
@@ -102,8 +103,8 @@ TEST(ManySessionsCrashRecovery, killed_while_every_session_is_mid_stream_every_s
     TrialPlan p;
     p.seed = 0;
     p.sessions = sessions();
-    p.count = 400;
-    p.rate = 200;
+    p.count = 200;
+    p.rate = 100;
     p.stall_every = 50 * p.sessions;
     p.stall_ms = 20;
     p.segment_size = kSegmentSize;
