@@ -716,7 +716,7 @@ class Trial {
     }
     // Every session's store on both sides, by the directory the engine
     // derives from the session ID; a store missing or one too many is an error.
-    std::vector<std::string> stores, outputs;
+    std::vector<std::string> stores, outputs, logs;
     std::vector<std::vector<std::string>> audits;
     for (const char* side : {"init", "acc"}) {
       const std::string root = dir_ + "/" + side + "/store";
@@ -731,20 +731,35 @@ class Trial {
           errors.push_back(root + ": unexpected entry " + name);
         }
       }
-      for (const std::string& name : expected) {
+      for (std::size_t k = 1; k <= plan_.sessions; ++k) {
+        const std::string& name = expected[k - 1];
         const std::string store = root + "/" + name;
         if (!fs::is_directory(store)) {
           errors.push_back(store + ": no session store to audit");
           continue;
         }
         stores.push_back(store);
+        logs.push_back(log_path(side, k));
         outputs.push_back(dir_ + "/" + side + "/audit-" + name + ".txt");
         audits.push_back({HFT_JOURNAL_TOOL, "audit", store, "--dictionary", std::string(HFT_SPEC_DIR) + "/FIX44.xml"});
       }
     }
     const std::vector<int> rcs = run_commands(audits, outputs, 4);
     for (std::size_t i = 0; i < rcs.size(); ++i) {
-      if (rcs[i] != 0) errors.push_back("hft-journal audit " + stores[i] + " failed:\n" + tail_of(outputs[i], 25));
+      if (rcs[i] == 0) continue;
+      // Says whether a kill landed inside a send of this session (its
+      // uncommitted claim is what a tail cut would have found), for whoever
+      // reads the failure; the audit fails either way.
+      std::string in_send;
+      const auto log = read_log(logs[i]);
+      for (std::size_t j = 0; j + 1 < log.size(); ++j) {
+        if (log[j].kind == 'A' && log[j + 1].kind == '#') in_send += " " + std::to_string(log[j].id);
+      }
+      errors.push_back("hft-journal audit " + stores[i] + " failed" +
+                       (in_send.empty() ? std::string()
+                                        : " (a kill landed inside send_app of message" + in_send +
+                                              " of this session, before its S line)") +
+                       ":\n" + tail_of(outputs[i], 25));
     }
     return true;
   }
