@@ -19,11 +19,11 @@
 // `<DIR>/CLIENT<k>.log`; every session's store is its own subdirectory of
 // --store (the engine derives it from the session ID, e.g.
 // FIX.4.4-CLIENT7-VENUE). Every session streams at --rate, counts to --count
-// and sends its own END; the events file is shared. The engine's connection
-// limits are raised to N where its defaults are lower (MaxConnections,
-// MaxPendingConnections, MaxPendingConnectionsPerAddress: all N initiators
-// connect from one address at once), as a venue serving N sessions of one
-// counterparty host would configure them.
+// and sends its own END; the events file is shared. All N initiators connect
+// from one address at once, so the engine's pending-connection limits
+// (MaxPendingConnections, MaxPendingConnectionsPerAddress) are raised to N
+// where they are lower, as a venue serving N sessions of one counterparty
+// host configures them (docs/config.md).
 //
 // The log (one line per event, each written with a single write(2), so a
 // kill never leaves half a line; the page cache keeps it across the kill):
@@ -284,7 +284,7 @@ int main(int argc, char** argv) {
   cli.add_option("--segment-size", segment_size, "JournalSegmentSize (\"default\": the engine's)")->capture_default_str();
   cli.add_option("--durability", durability, "JournalDurability")->capture_default_str();
   cli.add_option("--spec-dir", spec_dir, "directory of the FIX XML dictionaries (validation)");
-  cli.add_option("--config-extra", extra, "more Key=Value lines for [DEFAULT] (\\n-separated)");
+  cli.add_option("--config-extra", extra, "more Key=Value lines for [DEFAULT] (newline-separated)");
   std::uint64_t stall_every = 0, stall_ms = 0;
   cli.add_option("--stall-every", stall_every, "after every N accepted sends, stop polling for --stall-ms (a busy application: input piles up in the socket)");
   cli.add_option("--stall-ms", stall_ms, "length of a stall, ms");
@@ -324,11 +324,12 @@ int main(int argc, char** argv) {
   std::string extra_keys = "MaxMessageSize=4096\nJournalDurability=" + durability +
                            "\nSocketConnectTimeoutMs=1000\nLogonTimeout=5\nLogoutTimeout=2\nTimerIntervalMs=10\n";
   if (segment_size != "default") extra_keys += "JournalSegmentSize=" + segment_size + "\n";
-  // The engine's defaults (64 connections, 64 pending, 16 pending per
-  // address) are kept unless N sessions need more.
+  // All N initiators connect from one address at once: the acceptor's
+  // pending-connection limits (64, 16 per address) are raised to N when
+  // they are lower. MaxConnections is left to the engine (unset: every
+  // configured session).
   if (sessions > 16) {
-    const std::string n = std::to_string(std::max<std::size_t>(sessions, 64));
-    extra_keys += "MaxConnections=" + n + "\nMaxPendingConnections=" + n +
+    extra_keys += "MaxPendingConnections=" + std::to_string(std::max<std::size_t>(sessions, 64)) +
                   "\nMaxPendingConnectionsPerAddress=" + std::to_string(sessions) + "\n";
   }
   std::string config_text;

@@ -394,6 +394,7 @@ struct TrialPlan {
   std::uint64_t stall_ms = 0;
   std::string segment_size;    // crash-peer --segment-size: JournalSegmentSize, "default": the engine's
   bool next_expected = false;  // SendNextExpectedMsgSeqNum=Y: gaps are also recovered from the Logon's 789
+  std::string config_extra;    // more Key=Value lines for both peers' [DEFAULT] (newline-terminated)
   /// When to kill the victim: a time (the first from the initiator's start,
   /// the next from the previous restart), kSelf or kMidStream.
   std::vector<milliseconds> kill_after;
@@ -470,7 +471,8 @@ class Trial {
                                   "--stall-ms", std::to_string(plan_.stall_ms),
                                   "--spec-dir", HFT_SPEC_DIR};
     if (plan_.sessions != 1) a.insert(a.end(), {"--sessions", std::to_string(plan_.sessions)});
-    if (plan_.next_expected) a.insert(a.end(), {"--config-extra", "SendNextExpectedMsgSeqNum=Y"});
+    const std::string extra = (plan_.next_expected ? "SendNextExpectedMsgSeqNum=Y\n" : "") + plan_.config_extra;
+    if (!extra.empty()) a.insert(a.end(), {"--config-extra", extra});
     if (victim && start < plan_.victim_options.size()) {
       a.insert(a.end(), plan_.victim_options[start].begin(), plan_.victim_options[start].end());
     }
@@ -801,6 +803,12 @@ inline Tally run_one(Victim victim, const TrialPlan& plan, const std::string& la
   if (!trial.mid_stream_note_.empty()) kills += " (victim's sends per session at the kill: " + trial.mid_stream_note_ + ")";
   std::string sessions;
   if (plan.sessions != 1) sessions = " sessions " + std::to_string(plan.sessions) + " (per session)";
+  if (plan.segment_size != "1M") sessions += " segments " + plan.segment_size;
+  for (std::size_t at = 0; at < plan.config_extra.size();) {
+    const std::size_t nl = std::min(plan.config_extra.find('\n', at), plan.config_extra.size());
+    if (nl > at) sessions += " " + plan.config_extra.substr(at, nl - at);
+    at = nl + 1;
+  }
   std::printf("[crash] %s %s seed %llu:%s count %llu rate %llu stall %llu/%llums%s kill at %s: accepted %llu delivered %llu "
               "(first as resend %llu, unconfirmed %llu) dup-resends %llu refused %llu, %lld ms: %s\n",
               side, label.c_str(), static_cast<unsigned long long>(plan.seed), sessions.c_str(),

@@ -18,8 +18,13 @@
 //     (each has accepted at least a quarter of its stream since the start
 //     and none its END), so every session's recovery runs in one restart.
 //
-// Environment knobs: HFT_CRASH_SESSIONS (sessions per engine, default 30
-// while the engine caps journals at 64), HFT_MANY_CRASH_TRIALS (random
+// The journals run with the engine's segment sizes (JournalSegmentSize 64M,
+// JournalInitialSegmentSize 256K: a session's streams stay in its first
+// segment); half the random trials start at 16K, so every journal grows and
+// rotates mid-stream (16K, 32K, ...) and kills also land around rotations.
+//
+// Environment knobs: HFT_CRASH_SESSIONS (sessions per engine, default 100),
+// HFT_MANY_CRASH_TRIALS (random
 // trials per side, default 1; the CTest entry labelled "long" runs 6),
 // HFT_CRASH_SEED, HFT_CRASH_ONLY, HFT_CRASH_KEEP as in crash_test.cpp.
 // Trial i of a side uses seed HFT_CRASH_SEED + 5000 (+1000 for the acceptor)
@@ -36,11 +41,10 @@ namespace {
 
 using namespace hft::crash_test;
 
-std::size_t sessions() { return static_cast<std::size_t>(env_u64("HFT_CRASH_SESSIONS", 30)); }
+std::size_t sessions() { return static_cast<std::size_t>(env_u64("HFT_CRASH_SESSIONS", 100)); }
 
-/// JournalSegmentSize for these trials: 1M, the smallest the engine takes
-/// (N sessions x 2 sides x 2 journals x (active + spare) segments).
-const char* const kSegmentSize = "1M";
+/// crash-peer --segment-size: the engine's JournalSegmentSize.
+const char* const kSegmentSize = "default";
 
 TrialPlan plan_many(std::uint64_t seed, std::size_t n) {
   std::mt19937_64 rng(seed);
@@ -67,6 +71,7 @@ TrialPlan plan_many(std::uint64_t seed, std::size_t n) {
     p.down_for.emplace_back(uniform(0, 300));
   }
   p.next_expected = uniform(0, 1) == 1;
+  if (uniform(0, 1) == 1) p.config_extra = "JournalInitialSegmentSize=16K\n";
   return p;
 }
 
