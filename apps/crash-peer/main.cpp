@@ -45,7 +45,7 @@
 // SIGTERM/SIGINT: logout, flush, exit 0.
 //
 // --crash-at-delivery K, --crash-after-delivery K, --crash-after-send K,
-// --crash-in-send K and --crash-after-stall K kill the process itself
+// --crash-in-send K, --crash-at-logon K and --crash-after-stall K kill the process itself
 // (SIGKILL) at exact points (K counts over all sessions of the process; so
 // do --stall-every's sends), for windows a random kill rarely hits: inside from_app of the K-th
 // delivery before it is logged (the message is already in the inbound
@@ -53,7 +53,9 @@
 // K-th accepted send before it is logged, inside the K-th send call once the
 // message's fields are in the journal's claimed room but before the commit
 // (nothing was committed: the message must not count, and the journal must
-// open without a repair), or at the end of the K-th stall
+// open without a repair), inside from_admin of the K-th Logon received (it
+// is in the inbound journal, the session has not counted it), or at the end
+// of the K-th stall
 // (whatever the counterparty sent during the stall dies unread with the
 // socket, so the restarted peer logs on to a gap).
 #include <fcntl.h>
@@ -160,11 +162,17 @@ std::string client_id(std::size_t k, std::size_t sessions) {
 class Peer final : public hft::session::Application {
  public:
   Peer(bool initiator, std::vector<Stream>& streams, std::uint64_t crash_at_delivery,
-       std::uint64_t crash_after_delivery)
+       std::uint64_t crash_after_delivery, std::uint64_t crash_at_logon)
       : initiator_(initiator),
         streams_(streams),
         crash_at_delivery_(crash_at_delivery),
-        crash_after_delivery_(crash_after_delivery) {}
+        crash_after_delivery_(crash_after_delivery),
+        crash_at_logon_(crash_at_logon) {}
+
+  Decision from_admin(Session&, const hft::codec::MessageView& m) noexcept override {
+    if (m.msg_type() == "A" && ++logons_ == crash_at_logon_) ::raise(SIGKILL);
+    return Decision::accept();
+  }
 
   void on_logon(Session& s) noexcept override {
     Stream& st = stream(s);
@@ -217,7 +225,9 @@ class Peer final : public hft::session::Application {
   std::vector<Stream>& streams_;
   std::uint64_t crash_at_delivery_;
   std::uint64_t crash_after_delivery_;
+  std::uint64_t crash_at_logon_;
   std::uint64_t deliveries_ = 0;
+  std::uint64_t logons_ = 0;
 };
 
 /// Sends message `id` (an order or an execution report). Returns the status
@@ -293,7 +303,8 @@ int main(int argc, char** argv) {
   cli.add_option("--crash-after-stall", crash_after_stall, "SIGKILL itself at the end of the K-th stall (what the peer sent meanwhile is lost with the socket)");
   cli.add_option("--crash-at-delivery", crash_at_delivery, "SIGKILL itself inside from_app of the K-th delivery, before logging it");
   cli.add_option("--crash-after-send", crash_after_send, "SIGKILL itself after the K-th accepted send, before logging it");
-  std::uint64_t crash_in_send = 0;
+  std::uint64_t crash_in_send = 0, crash_at_logon = 0;
+  cli.add_option("--crash-at-logon", crash_at_logon, "SIGKILL itself inside from_admin of the K-th Logon received (journaled, not yet counted nor answered)");
   cli.add_option("--crash-in-send", crash_in_send, "SIGKILL itself inside the K-th send_app of this process, its fields written in the claimed journal room, before the commit");
   CLI11_PARSE(cli, argc, argv);
   const bool initiator = role == "initiator";
@@ -361,7 +372,7 @@ int main(int argc, char** argv) {
     }
     events = std::move(*opened);
   }
-  Peer peer(initiator, streams, crash_at_delivery, crash_after_delivery);
+  Peer peer(initiator, streams, crash_at_delivery, crash_after_delivery, crash_at_logon);
   auto engine = hft::engine::Engine::create(*config, peer, events.get());
   if (!engine) {
     std::fprintf(stderr, "crash-peer: %s\n", engine.error().message.c_str());

@@ -144,4 +144,14 @@ TEST(CrashRecovery, sender_killed_inside_send_app_before_the_commit_leaves_a_jou
   }
 }
 
+// A kill after the session journaled the peer's Logon but before it counted
+// or answered it: the restarted peer expects that seq again, the other side
+// logs on with the next one and fills the gap (SequenceReset-GapFill over its
+// two Logons); nothing may be lost and the journal audit must pass.
+TEST(CrashRecovery, peer_killed_inside_the_logon_it_journaled_resynchronises_and_the_audit_passes) {
+  for (Victim v : {Victim::kInitiator, Victim::kAcceptor}) {
+    run_one(v, scripted_plan({{"--crash-at-logon", "1"}}), "at-logon", false);
+  }
+}
+
 }  // namespace
