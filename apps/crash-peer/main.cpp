@@ -8,7 +8,8 @@
 // once, in order.
 //
 //   crash-peer --role initiator|acceptor --port P --store DIR --log FILE|DIR
-//              [--sessions N] [--count N] [--rate R] [--port-file F] [--events F]
+//              [--sessions N] [--count N] [--rate R] [--pace-from start|logon]
+//              [--port-file F] [--events F]
 //              [--stall-every N --stall-ms M]
 //
 // --sessions N (default 1) runs N sessions in this one engine (one process,
@@ -152,6 +153,7 @@ struct Stream {
   std::uint64_t accepted = 0;
   std::uint64_t sent_here = 0;  ///< accepted by this process
   bool logged_on = false;
+  std::int64_t paced_from_ns = -1;  ///< --pace-from logon: this process's first logon of the session
 };
 
 /// Session k (1-based) of `sessions`: the initiator's CompID, CLIENT or CLIENT<k>.
@@ -177,6 +179,7 @@ class Peer final : public hft::session::Application {
   void on_logon(Session& s) noexcept override {
     Stream& st = stream(s);
     st.logged_on = true;
+    if (st.paced_from_ns < 0) st.paced_from_ns = hft::engine::Engine::now().mono_ns;
     st.log->line("# logon next_sender %llu next_target %llu", static_cast<unsigned long long>(s.next_sender_seq()),
                  static_cast<unsigned long long>(s.next_target_seq()));
   }
@@ -290,6 +293,10 @@ int main(int argc, char** argv) {
   cli.add_option("--events", events_path, "session event log (engine's text log, info level)");
   cli.add_option("--count", count, "messages to have accepted before the END message")->capture_default_str();
   cli.add_option("--rate", rate, "messages per second (0: as fast as possible)")->capture_default_str();
+  std::string pace_from = "start";
+  cli.add_option("--pace-from", pace_from, "start: each session's --rate counts from the process's start (a session that logs on late catches up in bursts); logon: from the session's first logon in this process")
+      ->check(CLI::IsMember({"start", "logon"}))
+      ->capture_default_str();
   cli.add_option("--heartbeat", heartbeat, "HeartBtInt, seconds")->capture_default_str();
   cli.add_option("--segment-size", segment_size, "JournalSegmentSize (\"default\": the engine's)")->capture_default_str();
   cli.add_option("--durability", durability, "JournalDurability")->capture_default_str();
@@ -411,14 +418,16 @@ int main(int argc, char** argv) {
   std::uint64_t send_calls = 0;  // all sessions: for --crash-in-send
   hft::codec::TimestampFormatter ts;
   const auto t0 = hft::engine::Engine::now();
+  const bool pace_from_logon = pace_from == "logon";
   while (!g_stop.load()) {
     e.poll();
     for (Stream& st : streams) {
-      // Paced from this process's start; at most a small burst per poll.
+      // Paced from this process's start (or the session's first logon in
+      // it); at most a small burst per poll.
+      const std::int64_t from_ns = pace_from_logon ? st.paced_from_ns : t0.mono_ns;
       for (int burst = 0; burst < 8 && st.accepted <= count && st.logged_on; ++burst) {
         const auto now = hft::engine::Engine::now();
-        if (rate > 0 &&
-            static_cast<double>(now.mono_ns - t0.mono_ns) * rate / 1e9 < static_cast<double>(st.sent_here)) {
+        if (rate > 0 && static_cast<double>(now.mono_ns - from_ns) * rate / 1e9 < static_cast<double>(st.sent_here)) {
           break;
         }
         const std::uint64_t id = st.next_id++;

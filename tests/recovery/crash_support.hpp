@@ -395,6 +395,7 @@ struct TrialPlan {
   std::string segment_size;    // crash-peer --segment-size: JournalSegmentSize, "default": the engine's
   bool next_expected = false;  // SendNextExpectedMsgSeqNum=Y: gaps are also recovered from the Logon's 789
   std::string config_extra;    // more Key=Value lines for both peers' [DEFAULT] (newline-terminated)
+  bool pace_from_logon = false;  // crash-peer --pace-from logon (default: from the process's start)
   /// When to kill the victim: a time (the first from the initiator's start,
   /// the next from the previous restart), kSelf or kMidStream.
   std::vector<milliseconds> kill_after;
@@ -471,6 +472,7 @@ class Trial {
                                   "--stall-ms", std::to_string(plan_.stall_ms),
                                   "--spec-dir", HFT_SPEC_DIR};
     if (plan_.sessions != 1) a.insert(a.end(), {"--sessions", std::to_string(plan_.sessions)});
+    if (plan_.pace_from_logon) a.insert(a.end(), {"--pace-from", "logon"});
     const std::string extra = (plan_.next_expected ? "SendNextExpectedMsgSeqNum=Y\n" : "") + plan_.config_extra;
     if (!extra.empty()) a.insert(a.end(), {"--config-extra", extra});
     if (victim && start < plan_.victim_options.size()) {
@@ -746,7 +748,9 @@ class Trial {
         audits.push_back({HFT_JOURNAL_TOOL, "audit", store, "--dictionary", std::string(HFT_SPEC_DIR) + "/FIX44.xml"});
       }
     }
+    const auto audit_start = Clock::now();
     const std::vector<int> rcs = run_commands(audits, outputs, 4);
+    audit_ms_ = std::chrono::duration_cast<milliseconds>(Clock::now() - audit_start).count();
     for (std::size_t i = 0; i < rcs.size(); ++i) {
       if (rcs[i] == 0) continue;
       // Says whether a kill landed inside a send of this session (its
@@ -770,6 +774,8 @@ class Trial {
   /// kMidStream kills: the victim's accepted sends per session at each such
   /// kill, lowest..highest (empty when the plan has none).
   std::string mid_stream_note_;
+  /// How long the audits of every store took.
+  long long audit_ms_ = 0;
 
  private:
   Victim victim_;
@@ -810,14 +816,14 @@ inline Tally run_one(Victim victim, const TrialPlan& plan, const std::string& la
     at = nl + 1;
   }
   std::printf("[crash] %s %s seed %llu:%s count %llu rate %llu stall %llu/%llums%s kill at %s: accepted %llu delivered %llu "
-              "(first as resend %llu, unconfirmed %llu) dup-resends %llu refused %llu, %lld ms: %s\n",
+              "(first as resend %llu, unconfirmed %llu) dup-resends %llu refused %llu, %lld ms (audit %lld ms): %s\n",
               side, label.c_str(), static_cast<unsigned long long>(plan.seed), sessions.c_str(),
               static_cast<unsigned long long>(plan.count), static_cast<unsigned long long>(plan.rate),
               static_cast<unsigned long long>(plan.stall_every), static_cast<unsigned long long>(plan.stall_ms),
               plan.next_expected ? " 789" : "", kills.c_str(), static_cast<unsigned long long>(r.tally.accepted),
               static_cast<unsigned long long>(r.tally.delivered), static_cast<unsigned long long>(r.tally.resent_first),
               static_cast<unsigned long long>(r.tally.unconfirmed), static_cast<unsigned long long>(r.tally.duplicates),
-              static_cast<unsigned long long>(r.tally.failed_sends), static_cast<long long>(ms),
+              static_cast<unsigned long long>(r.tally.failed_sends), static_cast<long long>(ms), trial.audit_ms_,
               r.errors.empty() ? "ok" : "FAILED");
   std::fflush(stdout);
   for (const auto& e : r.errors) {
