@@ -16,7 +16,8 @@
 //     points, 1 or 2 times per trial;
 //   - each side killed once while every session of both sides is mid-stream
 //     (each has accepted at least a quarter of its stream since the start
-//     and none its END), so every session's recovery runs in one restart.
+//     and none its END), so every session's recovery runs in one restart
+//     (HFT_MANY_CRASH_TRIALS times).
 //
 // The journals run with the engine's segment sizes (JournalSegmentSize 64M,
 // JournalInitialSegmentSize 256K: a session's streams stay in its first
@@ -24,8 +25,8 @@
 // rotates mid-stream (16K, 32K, ...) and kills also land around rotations.
 //
 // Environment knobs: HFT_CRASH_SESSIONS (sessions per engine, default 100),
-// HFT_MANY_CRASH_TRIALS (random
-// trials per side, default 1; the CTest entry labelled "long" runs 6),
+// HFT_MANY_CRASH_TRIALS (random trials per side, and mid-stream trials;
+// default 1, the CTest entry labelled "long" runs 6),
 // HFT_CRASH_SEED, HFT_CRASH_ONLY, HFT_CRASH_KEEP as in crash_test.cpp.
 // Trial i of a side uses seed HFT_CRASH_SEED + 5000 (+1000 for the acceptor)
 // + i; it picks the stream length, rate, stalls, kills and their times.
@@ -104,24 +105,29 @@ TEST(ManySessionsCrashRecovery, initiator_killed_at_random_points_every_session_
 // at once, all log on together and fill their gaps.
 TEST(ManySessionsCrashRecovery, killed_while_every_session_is_mid_stream_every_session_recovers) {
   const bool keep = env_u64("HFT_CRASH_KEEP", 0) != 0;
-  for (Victim v : {Victim::kAcceptor, Victim::kInitiator}) {
-    TrialPlan p;
-    p.seed = 0;
-    p.sessions = sessions();
-    // Paced from each session's logon: N Logons take a while (seconds under
-    // ASan), and sessions paced from the process's start would catch up in
-    // one burst, some finishing before others begin.
-    p.pace_from_logon = true;
-    p.count = 200;
-    p.rate = 100;
-    p.stall_every = 50 * p.sessions;
-    p.stall_ms = 20;
-    p.segment_size = kSegmentSize;
-    p.kill_after = {kMidStream};
-    p.down_for = {milliseconds(100)};
-    p.mid_stream_min = p.count / 4;
-    run_one(v, p, "mid-stream", keep);
+  const std::uint64_t trials = env_u64("HFT_MANY_CRASH_TRIALS", 1);
+  Tally total;
+  for (std::uint64_t i = 0; i < trials; ++i) {
+    for (Victim v : {Victim::kAcceptor, Victim::kInitiator}) {
+      TrialPlan p;
+      p.seed = 0;
+      p.sessions = sessions();
+      // Paced from each session's logon: N Logons take a while (seconds under
+      // ASan), and sessions paced from the process's start would catch up in
+      // one burst, some finishing before others begin.
+      p.pace_from_logon = true;
+      p.count = 200;
+      p.rate = 100;
+      p.stall_every = 50 * p.sessions;
+      p.stall_ms = 20;
+      p.segment_size = kSegmentSize;
+      p.kill_after = {kMidStream};
+      p.down_for = {milliseconds(100)};
+      p.mid_stream_min = p.count / 4;
+      total.add(run_one(v, p, "mid-stream-" + std::to_string(i), keep));
+    }
   }
+  print_total((std::to_string(sessions()) + " sessions, killed while every session is mid-stream").c_str(), total);
 }
 
 }  // namespace
