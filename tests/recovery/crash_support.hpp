@@ -26,11 +26,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -232,7 +231,8 @@ inline std::vector<LogLine> read_log(const std::string& path) {
 }
 
 inline std::uint64_t accepted_count(const std::vector<LogLine>& log) {
-  return static_cast<std::uint64_t>(std::count_if(log.begin(), log.end(), [](const LogLine& l) { return l.kind == 'S'; }));
+  return static_cast<std::uint64_t>(
+      std::count_if(log.begin(), log.end(), [](const LogLine& l) { return l.kind == 'S'; }));
 }
 inline bool end_received(const std::vector<LogLine>& log) {
   return std::any_of(log.begin(), log.end(), [](const LogLine& l) { return l.kind == 'R' && l.end; });
@@ -250,12 +250,12 @@ inline bool logged_on(const std::vector<LogLine>& log) {
 }
 
 struct Tally {
-  std::uint64_t accepted = 0;        ///< send_app returned kOk
-  std::uint64_t delivered = 0;       ///< distinct messages delivered to the receiving application
-  std::uint64_t resent_first = 0;    ///< ... of which the first delivery was a PossDup resend
-  std::uint64_t duplicates = 0;      ///< PossDup deliveries of messages already seen (recognised)
-  std::uint64_t unconfirmed = 0;     ///< delivered, committed by a send killed before it returned
-  std::uint64_t failed_sends = 0;    ///< send_app refused (not logged on, ...)
+  std::uint64_t accepted = 0;      ///< send_app returned kOk
+  std::uint64_t delivered = 0;     ///< distinct messages delivered to the receiving application
+  std::uint64_t resent_first = 0;  ///< ... of which the first delivery was a PossDup resend
+  std::uint64_t duplicates = 0;    ///< PossDup deliveries of messages already seen (recognised)
+  std::uint64_t unconfirmed = 0;   ///< delivered, committed by a send killed before it returned
+  std::uint64_t failed_sends = 0;  ///< send_app refused (not logged on, ...)
   std::uint64_t kills = 0;
   std::uint64_t trials = 0;
   std::uint64_t failed_trials = 0;
@@ -275,8 +275,8 @@ struct Tally {
 
 /// Checks one direction: `sender`'s log against `receiver`'s. Appends what
 /// is wrong to `errors` (prefixed with `name`).
-inline void check_direction(const std::vector<LogLine>& sender, const std::vector<LogLine>& receiver, const std::string& name,
-                     Tally& t, std::vector<std::string>& errors) {
+inline void check_direction(const std::vector<LogLine>& sender, const std::vector<LogLine>& receiver,
+                            const std::string& name, Tally& t, std::vector<std::string>& errors) {
   enum class State { kPending, kOk, kFailed, kUnconfirmed };
   struct Attempt {
     State state = State::kPending;
@@ -294,9 +294,12 @@ inline void check_direction(const std::vector<LogLine>& sender, const std::vecto
   };
   for (const LogLine& l : sender) {
     switch (l.kind) {
-      case '#': close_pending(); break;
+      case '#':
+        close_pending();
+        break;
       case 'A':
-        if (pending != 0) err("sender log: attempt " + std::to_string(pending) + " never resolved before the next");
+        if (pending != 0)
+          err("sender log: attempt " + std::to_string(pending) + " never resolved before the next");
         if (attempts.count(l.id) != 0) err("sender log: id " + std::to_string(l.id) + " attempted twice");
         attempts[l.id] = Attempt{};
         pending = l.id;
@@ -317,7 +320,8 @@ inline void check_direction(const std::vector<LogLine>& sender, const std::vecto
         }
         pending = 0;
         break;
-      default: break;
+      default:
+        break;
     }
   }
   close_pending();
@@ -334,8 +338,8 @@ inline void check_direction(const std::vector<LogLine>& sender, const std::vecto
     auto it = seen.find(l.id);
     if (it != seen.end()) {
       if (!l.poss_dup) {
-        err("message " + std::to_string(l.id) + " delivered again without PossDupFlag (seq " + std::to_string(l.seq) +
-            ", first as seq " + std::to_string(it->second.seq) + ")");
+        err("message " + std::to_string(l.id) + " delivered again without PossDupFlag (seq " +
+            std::to_string(l.seq) + ", first as seq " + std::to_string(it->second.seq) + ")");
       } else {
         ++t.duplicates;
         if (l.seq != it->second.seq) {
@@ -349,8 +353,8 @@ inline void check_direction(const std::vector<LogLine>& sender, const std::vecto
     ++t.delivered;
     if (l.poss_dup) ++t.resent_first;
     if (l.id <= last_id || l.seq <= last_seq) {
-      err("out of order: message " + std::to_string(l.id) + " (seq " + std::to_string(l.seq) + ") delivered after " +
-          std::to_string(last_id) + " (seq " + std::to_string(last_seq) + ")");
+      err("out of order: message " + std::to_string(l.id) + " (seq " + std::to_string(l.seq) +
+          ") delivered after " + std::to_string(last_id) + " (seq " + std::to_string(last_seq) + ")");
     }
     if (after_end && !l.end) err("message " + std::to_string(l.id) + " delivered after the END message");
     after_end = after_end || l.end;
@@ -364,8 +368,8 @@ inline void check_direction(const std::vector<LogLine>& sender, const std::vecto
     } else if (a->second.state == State::kUnconfirmed) {
       ++t.unconfirmed;
     } else if (a->second.seq != l.seq) {
-      err("message " + std::to_string(l.id) + " sent as seq " + std::to_string(a->second.seq) + ", delivered as seq " +
-          std::to_string(l.seq));
+      err("message " + std::to_string(l.id) + " sent as seq " + std::to_string(a->second.seq) +
+          ", delivered as seq " + std::to_string(l.seq));
     }
   }
   std::uint64_t lost = 0;
@@ -387,19 +391,20 @@ enum class Victim { kInitiator, kAcceptor };
 
 struct TrialPlan {
   std::uint64_t seed = 0;
-  std::size_t sessions = 1;    // sessions per engine (crash-peer --sessions): CLIENT1..N <-> VENUE
-  std::uint64_t count = 0;     // messages per direction (per session) before END
-  std::uint64_t rate = 0;      // per direction and session, per second
-  std::uint64_t stall_every = 0;  // both peers stop polling for stall_ms after every stall_every sends (all sessions)
+  std::size_t sessions = 1;  // sessions per engine (crash-peer --sessions): CLIENT1..N <-> VENUE
+  std::uint64_t count = 0;   // messages per direction (per session) before END
+  std::uint64_t rate = 0;    // per direction and session, per second
+  std::uint64_t stall_every =
+      0;  // both peers stop polling for stall_ms after every stall_every sends (all sessions)
   std::uint64_t stall_ms = 0;
-  std::string segment_size;    // crash-peer --segment-size: JournalSegmentSize, "default": the engine's
-  bool next_expected = false;  // SendNextExpectedMsgSeqNum=Y: gaps are also recovered from the Logon's 789
-  std::string config_extra;    // more Key=Value lines for both peers' [DEFAULT] (newline-terminated)
+  std::string segment_size;      // crash-peer --segment-size: JournalSegmentSize, "default": the engine's
+  bool next_expected = false;    // SendNextExpectedMsgSeqNum=Y: gaps are also recovered from the Logon's 789
+  std::string config_extra;      // more Key=Value lines for both peers' [DEFAULT] (newline-terminated)
   bool pace_from_logon = false;  // crash-peer --pace-from logon (default: from the process's start)
   /// When to kill the victim: a time (the first from the initiator's start,
   /// the next from the previous restart), kSelf or kMidStream.
   std::vector<milliseconds> kill_after;
-  std::vector<milliseconds> down_for;    // pause before each restart
+  std::vector<milliseconds> down_for;  // pause before each restart
   /// kMidStream: the kill comes once every session of both sides has
   /// accepted at least this many messages since the victim's last start, and
   /// none has had its END accepted (every session is mid-stream both ways).
@@ -421,7 +426,8 @@ struct TrialResult {
 
 class Trial {
  public:
-  Trial(Victim victim, const TrialPlan& plan, std::string dir) : victim_(victim), plan_(plan), dir_(std::move(dir)) {}
+  Trial(Victim victim, const TrialPlan& plan, std::string dir)
+      : victim_(victim), plan_(plan), dir_(std::move(dir)) {}
 
   TrialResult run() {
     TrialResult r;
@@ -461,19 +467,30 @@ class Trial {
     const std::size_t start = victim ? victim_starts_++ : 0;
     const std::string side = dir_ + (initiator ? "/init" : "/acc");
     std::vector<std::string> a = {HFT_CRASH_PEER,
-                                  "--role", initiator ? "initiator" : "acceptor",
-                                  "--store", side + "/store",
-                                  "--log", side + "/log",
-                                  "--events", side + "/events.log",
-                                  "--count", std::to_string(plan_.count),
-                                  "--rate", std::to_string(plan_.rate),
-                                  "--stall-every", std::to_string(plan_.stall_every),
-                                  "--segment-size", plan_.segment_size,
-                                  "--stall-ms", std::to_string(plan_.stall_ms),
-                                  "--spec-dir", HFT_SPEC_DIR};
+                                  "--role",
+                                  initiator ? "initiator" : "acceptor",
+                                  "--store",
+                                  side + "/store",
+                                  "--log",
+                                  side + "/log",
+                                  "--events",
+                                  side + "/events.log",
+                                  "--count",
+                                  std::to_string(plan_.count),
+                                  "--rate",
+                                  std::to_string(plan_.rate),
+                                  "--stall-every",
+                                  std::to_string(plan_.stall_every),
+                                  "--segment-size",
+                                  plan_.segment_size,
+                                  "--stall-ms",
+                                  std::to_string(plan_.stall_ms),
+                                  "--spec-dir",
+                                  HFT_SPEC_DIR};
     if (plan_.sessions != 1) a.insert(a.end(), {"--sessions", std::to_string(plan_.sessions)});
     if (plan_.pace_from_logon) a.insert(a.end(), {"--pace-from", "logon"});
-    const std::string extra = (plan_.next_expected ? "SendNextExpectedMsgSeqNum=Y\n" : "") + plan_.config_extra;
+    const std::string extra =
+        (plan_.next_expected ? "SendNextExpectedMsgSeqNum=Y\n" : "") + plan_.config_extra;
     if (!extra.empty()) a.insert(a.end(), {"--config-extra", extra});
     if (victim && start < plan_.victim_options.size()) {
       a.insert(a.end(), plan_.victim_options[start].begin(), plan_.victim_options[start].end());
@@ -506,7 +523,8 @@ class Trial {
           std::this_thread::sleep_for(milliseconds(250));
           if (acceptor_.start(arguments, output)) continue;
         }
-        errors.push_back("acceptor ended at start (" + acceptor_.describe_exit() + "):\n" + tail_of(output, 20));
+        errors.push_back("acceptor ended at start (" + acceptor_.describe_exit() + "):\n" +
+                         tail_of(output, 20));
         return false;
       }
       std::ifstream in(port_file);
@@ -534,8 +552,8 @@ class Trial {
     const auto until = Clock::now() + d;
     do {
       if (!alive(errors)) return false;
-      std::this_thread::sleep_for(std::min(milliseconds(5), std::chrono::duration_cast<milliseconds>(
-                                                                 std::max(until - Clock::now(), Clock::duration(0)))));
+      std::this_thread::sleep_for(std::min(milliseconds(5), std::chrono::duration_cast<milliseconds>(std::max(
+                                                                until - Clock::now(), Clock::duration(0)))));
     } while (Clock::now() < until);
     return alive(errors);
   }
@@ -562,7 +580,8 @@ class Trial {
     const auto deadline = Clock::now() + milliseconds(30000);
     while (victim.running()) {
       if (!other.running() || Clock::now() > deadline) {
-        errors.push_back(std::string("scripted crash: the ") + (victim_ == Victim::kInitiator ? "initiator" : "acceptor") +
+        errors.push_back(std::string("scripted crash: the ") +
+                         (victim_ == Victim::kInitiator ? "initiator" : "acceptor") +
                          " did not kill itself in time (other peer " + other.describe_exit() + ")");
         return false;
       }
@@ -578,7 +597,8 @@ class Trial {
   /// Accepted sends per session on `side`, from the logs as they are now.
   std::vector<std::uint64_t> accepted_now(const char* side) const {
     std::vector<std::uint64_t> out;
-    for (std::size_t k = 1; k <= plan_.sessions; ++k) out.push_back(accepted_count(read_log(log_path(side, k))));
+    for (std::size_t k = 1; k <= plan_.sessions; ++k)
+      out.push_back(accepted_count(read_log(log_path(side, k))));
     return out;
   }
 
@@ -586,8 +606,8 @@ class Trial {
   /// accepted at least plan_.mid_stream_min sends since `base_*`, none past
   /// its END; then kills the victim at once and checks from the victim's
   /// own logs that none of its sessions had its END accepted by then.
-  bool kill_mid_stream(const std::vector<std::uint64_t>& base_init, const std::vector<std::uint64_t>& base_acc,
-                       std::vector<std::string>& errors) {
+  bool kill_mid_stream(const std::vector<std::uint64_t>& base_init,
+                       const std::vector<std::uint64_t>& base_acc, std::vector<std::string>& errors) {
     const auto deadline = Clock::now() + milliseconds(60000);
     std::string behind;
     while (true) {
@@ -603,18 +623,21 @@ class Trial {
         }
         if (init[i] < base_init[i] + plan_.mid_stream_min || acc[i] < base_acc[i] + plan_.mid_stream_min) {
           all = false;
-          behind = client(i + 1) + ": initiator " + std::to_string(init[i] - std::min(init[i], base_init[i])) +
-                   ", acceptor " + std::to_string(acc[i] - std::min(acc[i], base_acc[i]));
+          behind = client(i + 1) + ": initiator " +
+                   std::to_string(init[i] - std::min(init[i], base_init[i])) + ", acceptor " +
+                   std::to_string(acc[i] - std::min(acc[i], base_acc[i]));
         }
       }
       if (!late.empty()) {
-        errors.push_back("mid-stream kill: too late, " + late + "; count more messages or lower mid_stream_min");
+        errors.push_back("mid-stream kill: too late, " + late +
+                         "; count more messages or lower mid_stream_min");
         return false;
       }
       if (all) break;
       if (Clock::now() > deadline) {
-        errors.push_back("mid-stream kill: not every session reached " + std::to_string(plan_.mid_stream_min) +
-                         " sends since the last start within 60 s (" + behind + ")");
+        errors.push_back("mid-stream kill: not every session reached " +
+                         std::to_string(plan_.mid_stream_min) + " sends since the last start within 60 s (" +
+                         behind + ")");
         return false;
       }
       if (!watch(milliseconds(plan_.sessions == 1 ? 5 : 20), errors)) return false;
@@ -625,15 +648,17 @@ class Trial {
     std::uint64_t lo = UINT64_MAX, hi = 0;
     for (std::size_t i = 0; i < plan_.sessions; ++i) {
       if (after[i] > plan_.count) {
-        errors.push_back("mid-stream kill: " + client(i + 1) +
-                         " of the victim had its END accepted before the kill landed; the kill did not hit every "
-                         "session mid-stream");
+        errors.push_back(
+            "mid-stream kill: " + client(i + 1) +
+            " of the victim had its END accepted before the kill landed; the kill did not hit every "
+            "session mid-stream");
         return false;
       }
       lo = std::min(lo, after[i]);
       hi = std::max(hi, after[i]);
     }
-    mid_stream_note_ += (mid_stream_note_.empty() ? "" : "; ") + std::to_string(lo) + ".." + std::to_string(hi);
+    mid_stream_note_ +=
+        (mid_stream_note_.empty() ? "" : "; ") + std::to_string(lo) + ".." + std::to_string(hi);
     return true;
   }
 
@@ -675,20 +700,22 @@ class Trial {
           complete[k - 1] = true;
           --remaining;
         } else if (first_incomplete.empty()) {
-          first_incomplete = (plan_.sessions == 1 ? std::string() : client(k) + ": ") + "initiator accepted " +
-                             std::to_string(accepted_count(ilog)) + ", acceptor accepted " +
-                             std::to_string(accepted_count(alog)) + ", END received by initiator " +
-                             (end_received(ilog) ? "yes" : "no") + ", by acceptor " +
-                             (end_received(alog) ? "yes" : "no") + ", logged on: initiator " +
-                             (logged_on(ilog) ? "yes" : "no") + ", acceptor " + (logged_on(alog) ? "yes" : "no");
+          first_incomplete = (plan_.sessions == 1 ? std::string() : client(k) + ": ") +
+                             "initiator accepted " + std::to_string(accepted_count(ilog)) +
+                             ", acceptor accepted " + std::to_string(accepted_count(alog)) +
+                             ", END received by initiator " + (end_received(ilog) ? "yes" : "no") +
+                             ", by acceptor " + (end_received(alog) ? "yes" : "no") +
+                             ", logged on: initiator " + (logged_on(ilog) ? "yes" : "no") + ", acceptor " +
+                             (logged_on(alog) ? "yes" : "no");
         }
       }
       if (remaining == 0) break;
       if (Clock::now() > deadline) {
-        errors.push_back("streams did not complete within 60 s after the last restart (" + std::to_string(remaining) +
-                         " of " + std::to_string(plan_.sessions) + " sessions incomplete; first: " + first_incomplete +
-                         ")\n  initiator events:\n" + tail_of(dir_ + "/init/events.log", 15) +
-                         "  acceptor events:\n" + tail_of(dir_ + "/acc/events.log", 15));
+        errors.push_back("streams did not complete within 60 s after the last restart (" +
+                         std::to_string(remaining) + " of " + std::to_string(plan_.sessions) +
+                         " sessions incomplete; first: " + first_incomplete + ")\n  initiator events:\n" +
+                         tail_of(dir_ + "/init/events.log", 15) + "  acceptor events:\n" +
+                         tail_of(dir_ + "/acc/events.log", 15));
         return false;
       }
       if (!watch(milliseconds(plan_.sessions == 1 ? 20 : 50), errors)) return false;
@@ -714,8 +741,9 @@ class Trial {
         errors.push_back(who + "the sessions did not end with a logout");
       } else if (ie->next_sender != ae->next_target || ie->next_target != ae->next_sender) {
         errors.push_back(who + "after the logout the sides disagree: initiator next sender/target " +
-                         std::to_string(ie->next_sender) + "/" + std::to_string(ie->next_target) + ", acceptor " +
-                         std::to_string(ae->next_sender) + "/" + std::to_string(ae->next_target));
+                         std::to_string(ie->next_sender) + "/" + std::to_string(ie->next_target) +
+                         ", acceptor " + std::to_string(ae->next_sender) + "/" +
+                         std::to_string(ae->next_target));
       }
     }
     // Every session's store on both sides, by the directory the engine
@@ -745,7 +773,8 @@ class Trial {
         stores.push_back(store);
         logs.push_back(log_path(side, k));
         outputs.push_back(dir_ + "/" + side + "/audit-" + name + ".txt");
-        audits.push_back({HFT_JOURNAL_TOOL, "audit", store, "--dictionary", std::string(HFT_SPEC_DIR) + "/FIX44.xml"});
+        audits.push_back(
+            {HFT_JOURNAL_TOOL, "audit", store, "--dictionary", std::string(HFT_SPEC_DIR) + "/FIX44.xml"});
       }
     }
     const auto audit_start = Clock::now();
@@ -789,7 +818,9 @@ class Trial {
 
 // ---- running trials -----------------------------------------------------------------
 
-inline const char* side_name(Victim v) { return v == Victim::kInitiator ? "initiator" : "acceptor"; }
+inline const char* side_name(Victim v) {
+  return v == Victim::kInitiator ? "initiator" : "acceptor";
+}
 
 /// Runs one trial, prints its line, turns its errors into test failures.
 inline Tally run_one(Victim victim, const TrialPlan& plan, const std::string& label, bool keep) {
@@ -806,7 +837,8 @@ inline Tally run_one(Victim victim, const TrialPlan& plan, const std::string& la
                                : at == kMidStream ? std::string("mid-stream")
                                                   : std::to_string(at.count()) + "ms");
   }
-  if (!trial.mid_stream_note_.empty()) kills += " (victim's sends per session at the kill: " + trial.mid_stream_note_ + ")";
+  if (!trial.mid_stream_note_.empty())
+    kills += " (victim's sends per session at the kill: " + trial.mid_stream_note_ + ")";
   std::string sessions;
   if (plan.sessions != 1) sessions = " sessions " + std::to_string(plan.sessions) + " (per session)";
   if (plan.segment_size != "1M") sessions += " segments " + plan.segment_size;
@@ -815,16 +847,20 @@ inline Tally run_one(Victim victim, const TrialPlan& plan, const std::string& la
     if (nl > at) sessions += " " + plan.config_extra.substr(at, nl - at);
     at = nl + 1;
   }
-  std::printf("[crash] %s %s seed %llu:%s count %llu rate %llu stall %llu/%llums%s kill at %s: accepted %llu delivered %llu "
-              "(first as resend %llu, unconfirmed %llu) dup-resends %llu refused %llu, %lld ms (audit %lld ms): %s\n",
-              side, label.c_str(), static_cast<unsigned long long>(plan.seed), sessions.c_str(),
-              static_cast<unsigned long long>(plan.count), static_cast<unsigned long long>(plan.rate),
-              static_cast<unsigned long long>(plan.stall_every), static_cast<unsigned long long>(plan.stall_ms),
-              plan.next_expected ? " 789" : "", kills.c_str(), static_cast<unsigned long long>(r.tally.accepted),
-              static_cast<unsigned long long>(r.tally.delivered), static_cast<unsigned long long>(r.tally.resent_first),
-              static_cast<unsigned long long>(r.tally.unconfirmed), static_cast<unsigned long long>(r.tally.duplicates),
-              static_cast<unsigned long long>(r.tally.failed_sends), static_cast<long long>(ms), trial.audit_ms_,
-              r.errors.empty() ? "ok" : "FAILED");
+  std::printf(
+      "[crash] %s %s seed %llu:%s count %llu rate %llu stall %llu/%llums%s kill at %s: accepted %llu "
+      "delivered %llu "
+      "(first as resend %llu, unconfirmed %llu) dup-resends %llu refused %llu, %lld ms (audit %lld ms): %s\n",
+      side, label.c_str(), static_cast<unsigned long long>(plan.seed), sessions.c_str(),
+      static_cast<unsigned long long>(plan.count), static_cast<unsigned long long>(plan.rate),
+      static_cast<unsigned long long>(plan.stall_every), static_cast<unsigned long long>(plan.stall_ms),
+      plan.next_expected ? " 789" : "", kills.c_str(), static_cast<unsigned long long>(r.tally.accepted),
+      static_cast<unsigned long long>(r.tally.delivered),
+      static_cast<unsigned long long>(r.tally.resent_first),
+      static_cast<unsigned long long>(r.tally.unconfirmed),
+      static_cast<unsigned long long>(r.tally.duplicates),
+      static_cast<unsigned long long>(r.tally.failed_sends), static_cast<long long>(ms), trial.audit_ms_,
+      r.errors.empty() ? "ok" : "FAILED");
   std::fflush(stdout);
   for (const auto& e : r.errors) {
     ADD_FAILURE() << side << " " << label << " (seed " << plan.seed << ", kept in " << r.dir << "): " << e;
@@ -834,14 +870,15 @@ inline Tally run_one(Victim victim, const TrialPlan& plan, const std::string& la
 }
 
 inline void print_total(const char* what, const Tally& total) {
-  std::printf("[crash] %s: %llu trials, %llu kills, %llu failed trials; both directions: accepted %llu, "
-              "delivered %llu (first as PossDup resend %llu, committed-unconfirmed %llu), PossDup duplicates "
-              "recognised %llu, refused sends %llu\n",
-              what, static_cast<unsigned long long>(total.trials), static_cast<unsigned long long>(total.kills),
-              static_cast<unsigned long long>(total.failed_trials), static_cast<unsigned long long>(total.accepted),
-              static_cast<unsigned long long>(total.delivered), static_cast<unsigned long long>(total.resent_first),
-              static_cast<unsigned long long>(total.unconfirmed), static_cast<unsigned long long>(total.duplicates),
-              static_cast<unsigned long long>(total.failed_sends));
+  std::printf(
+      "[crash] %s: %llu trials, %llu kills, %llu failed trials; both directions: accepted %llu, "
+      "delivered %llu (first as PossDup resend %llu, committed-unconfirmed %llu), PossDup duplicates "
+      "recognised %llu, refused sends %llu\n",
+      what, static_cast<unsigned long long>(total.trials), static_cast<unsigned long long>(total.kills),
+      static_cast<unsigned long long>(total.failed_trials), static_cast<unsigned long long>(total.accepted),
+      static_cast<unsigned long long>(total.delivered), static_cast<unsigned long long>(total.resent_first),
+      static_cast<unsigned long long>(total.unconfirmed), static_cast<unsigned long long>(total.duplicates),
+      static_cast<unsigned long long>(total.failed_sends));
 }
 
 }  // namespace hft::crash_test

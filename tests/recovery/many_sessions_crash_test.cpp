@@ -42,14 +42,18 @@ namespace {
 
 using namespace hft::crash_test;
 
-std::size_t sessions() { return static_cast<std::size_t>(env_u64("HFT_CRASH_SESSIONS", 100)); }
+std::size_t sessions() {
+  return static_cast<std::size_t>(env_u64("HFT_CRASH_SESSIONS", 100));
+}
 
 /// crash-peer --segment-size: the engine's JournalSegmentSize.
 const char* const kSegmentSize = "default";
 
 TrialPlan plan_many(std::uint64_t seed, std::size_t n) {
   std::mt19937_64 rng(seed);
-  auto uniform = [&](std::uint64_t lo, std::uint64_t hi) { return std::uniform_int_distribution<std::uint64_t>(lo, hi)(rng); };
+  auto uniform = [&](std::uint64_t lo, std::uint64_t hi) {
+    return std::uniform_int_distribution<std::uint64_t>(lo, hi)(rng);
+  };
   TrialPlan p;
   p.seed = seed;
   p.sessions = n;
@@ -85,18 +89,22 @@ void run_random_trials(Victim victim) {
   Tally total;
   for (std::uint64_t i = 0; i < trials; ++i) {
     if (only != UINT64_MAX && i != only) continue;
-    SCOPED_TRACE("rerun with HFT_CRASH_SEED=" + std::to_string(seed) + " HFT_CRASH_ONLY=" + std::to_string(i));
+    SCOPED_TRACE("rerun with HFT_CRASH_SEED=" + std::to_string(seed) +
+                 " HFT_CRASH_ONLY=" + std::to_string(i));
     total.add(run_one(victim, plan_many(base + i, sessions()), "many-trial-" + std::to_string(i), keep));
   }
-  print_total((std::to_string(sessions()) + " sessions, " + side_name(victim) + " killed at random points").c_str(),
-              total);
+  print_total(
+      (std::to_string(sessions()) + " sessions, " + side_name(victim) + " killed at random points").c_str(),
+      total);
 }
 
-TEST(ManySessionsCrashRecovery, acceptor_killed_at_random_points_every_session_delivers_every_accepted_message_once) {
+TEST(ManySessionsCrashRecovery,
+     acceptor_killed_at_random_points_every_session_delivers_every_accepted_message_once) {
   run_random_trials(Victim::kAcceptor);
 }
 
-TEST(ManySessionsCrashRecovery, initiator_killed_at_random_points_every_session_delivers_every_accepted_message_once) {
+TEST(ManySessionsCrashRecovery,
+     initiator_killed_at_random_points_every_session_delivers_every_accepted_message_once) {
   run_random_trials(Victim::kInitiator);
 }
 
@@ -130,7 +138,8 @@ TEST(ManySessionsCrashRecovery, killed_while_every_session_is_mid_stream_every_s
       total.add(run_one(v, p, "mid-stream-" + std::to_string(i), keep));
     }
   }
-  print_total((std::to_string(sessions()) + " sessions, killed while every session is mid-stream").c_str(), total);
+  print_total((std::to_string(sessions()) + " sessions, killed while every session is mid-stream").c_str(),
+              total);
 }
 
 }  // namespace
