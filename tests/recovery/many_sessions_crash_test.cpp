@@ -33,6 +33,7 @@
 // + i; it picks the stream length, rate, stalls, kills and their times.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -61,6 +62,9 @@ TrialPlan plan_many(std::uint64_t seed, std::size_t n) {
   // Per session and direction; N sessions multiply the engine's load.
   p.count = uniform(80, 200);
   p.rate = uniform(60, 200);
+  // More sessions than 100 (HFT_CRASH_SESSIONS): at most 20,000 messages a
+  // second per direction in all, what two processes on two cores sustain.
+  p.rate = std::max<std::uint64_t>(1, std::min<std::uint64_t>(p.rate, 20000 / n));
   // A stall stops the whole engine (every session); scaled by N it comes as
   // often, in stream time, as in the one-session test.
   p.stall_every = uniform(20, 120) * n;
@@ -132,7 +136,7 @@ TEST(ManySessionsCrashRecovery, killed_while_every_session_is_mid_stream_every_s
     // 100 on a loaded host), so the streams last 3 s past it.
     p.pace_from_logon = true;
     p.count = 300;
-    p.rate = 100;
+    p.rate = std::max<std::size_t>(1, std::min<std::size_t>(100, 20000 / p.sessions));  // as plan_many
     p.stall_every = 50 * p.sessions;
     p.stall_ms = 20;
     p.segment_size = kSegmentSize;
