@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,7 +75,14 @@ Expected<std::string> journal_keys(std::uint64_t segment_size, bool prealloc) {
 std::string venue_config_text(const VenueSpec& spec, const fs::path& store_dir) {
   const std::string dir = spec_dir();
   std::string t = "# hft-bench venue: written per run\n[DEFAULT]\nNonStopSession=Y\n";
-  t += spec.busy_poll ? "PollMode=busy\nIdleStrategy=busy-spin\n" : "PollMode=epoll\n";
+  if (spec.busy_poll) {
+    t += "PollMode=busy\nIdleStrategy=busy-spin\n";
+  } else if (spec.epoll_spin) {
+    t += "PollMode=epoll\nEpollTimeoutMs=0\nIdleStrategy=busy-spin\n";
+  } else {
+    t += "PollMode=epoll\n";
+  }
+  if (spec.max_connections > 0) t += "MaxConnections=" + std::to_string(spec.max_connections) + "\n";
   if (spec.core >= 0) {
     // The venue's journal helper shares the venue's core, never the client's.
     t += "EngineThreadCore=" + std::to_string(spec.core) + "\n";
@@ -99,8 +107,40 @@ std::string venue_config_text(const VenueSpec& spec, const fs::path& store_dir) 
   const std::size_t pending = std::max<std::size_t>(64, spec.sessions.size());
   t += "MaxPendingConnections=" + std::to_string(pending) +
        "\nMaxPendingConnectionsPerAddress=" + std::to_string(pending) + "\n";
-  for (const VenueSession& s : spec.sessions) t += "\n[SESSION]\nTargetCompID=" + s.client_comp_id + "\n";
+  for (const VenueSession& s : spec.sessions) t += "\n[SESSION]\nTargetCompID=" + s.client_comp_id + "\n" + s.keys;
   return t;
+}
+
+ProcessMemory process_memory(pid_t pid) {
+  ProcessMemory m;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = line.substr(0, colon);
+    std::int64_t* into = key == "VmRSS"      ? &m.vm_rss_kib
+                         : key == "RssAnon"  ? &m.rss_anon_kib
+                         : key == "RssFile"  ? &m.rss_file_kib
+                         : key == "RssShmem" ? &m.rss_shmem_kib
+                         : key == "VmHWM"    ? &m.vm_hwm_kib
+                                             : nullptr;
+    if (into != nullptr) *into = std::atoll(line.c_str() + colon + 1);
+  }
+  return m;
+}
+
+std::uint64_t allocated_bytes(const fs::path& dir) {
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      total += static_cast<std::uint64_t>(st.st_blocks) * 512U;
+    }
+  }
+  return total;
 }
 
 std::uint64_t thread_cpu_ns(pid_t pid, pid_t tid) {
@@ -169,7 +209,7 @@ Expected<std::unique_ptr<VenueProcess>> VenueProcess::start(const VenueSpec& spe
   ::close(log_fd);
   v->pid_ = pid;
 
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(spec.listen_timeout_s);
   for (;;) {
     int status = 0;
     if (::waitpid(pid, &status, WNOHANG) == pid) {
@@ -184,7 +224,8 @@ Expected<std::unique_ptr<VenueProcess>> VenueProcess::start(const VenueSpec& spe
       break;
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      return Error{"hft-venue did not listen within 15 s: " + v->log_tail(600)};
+      return Error{"hft-venue did not listen within " + std::to_string(static_cast<int>(spec.listen_timeout_s)) +
+                   " s: " + v->log_tail(600)};
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

@@ -87,6 +87,7 @@ struct Order {
 /// One acceptor session of the venue config.
 struct VenueSession {
   std::string client_comp_id = std::string(ref::kSender);
+  std::string keys;  ///< extra KEY=VALUE lines of this [SESSION] (e.g. its own JournalSegmentSize)
 };
 
 /// Settings of the venue a lane starts.
@@ -101,6 +102,14 @@ struct VenueSpec {
   bool sink = false;
   int core = -1;
   std::string socket_receive_buffer;  ///< SocketReceiveBufferSize value, empty: default
+  /// With busy_poll false: PollMode=epoll with EpollTimeoutMs=0 and
+  /// IdleStrategy=busy-spin (spins on epoll_wait: busy latency, work per
+  /// ready socket, for many sessions) instead of sleeping with backoff.
+  bool epoll_spin = false;
+  /// MaxConnections ([DEFAULT]); 0: the engine's default.
+  std::uint32_t max_connections = 0;
+  /// How long start() waits for the venue to listen.
+  double listen_timeout_s = 15.0;
 };
 
 /// The QuickFIX-style config text of the venue (FIXT.1.1 / FIX.5.0SP2,
@@ -117,7 +126,7 @@ struct VenueSpec {
 class VenueProcess {
  public:
   /// Writes RUN/venue.cfg, starts the venue pinned to spec.core, and waits
-  /// (up to 15 s) for it to listen. Errors quote the venue's stderr.
+  /// (up to spec.listen_timeout_s) for it to listen. Errors quote the venue's stderr.
   [[nodiscard]] static Expected<std::unique_ptr<VenueProcess>> start(const VenueSpec& spec,
                                                                      const std::filesystem::path& run_dir);
   ~VenueProcess();
@@ -146,6 +155,16 @@ class VenueProcess {
   std::filesystem::path log_path_;
   std::filesystem::path store_dir_;
 };
+
+/// Resident memory of a process from /proc/PID/status, in KiB (-1: not read).
+struct ProcessMemory {
+  std::int64_t vm_rss_kib = -1, rss_anon_kib = -1, rss_file_kib = -1, rss_shmem_kib = -1, vm_hwm_kib = -1;
+};
+[[nodiscard]] ProcessMemory process_memory(pid_t pid);
+
+/// Disk space allocated to the files under `dir` (recursive): the sum of
+/// st_blocks * 512, so sparse and preallocated files count as the disk holds them.
+[[nodiscard]] std::uint64_t allocated_bytes(const std::filesystem::path& dir);
 
 /// CPU time (ns) of thread `tid` of process `pid`, from schedstat; 0 if unreadable.
 [[nodiscard]] std::uint64_t thread_cpu_ns(pid_t pid, pid_t tid);
