@@ -172,6 +172,7 @@ class ProbeHook final : public PumpHook {
 };
 
 struct PhaseOutcome {
+  std::vector<int> cpu_start, cpu_end;  ///< per generator thread (index 0: the caller's)
   std::uint64_t t_end = 0;
   std::uint64_t late = 0;
   std::uint64_t batches = 0;
@@ -186,6 +187,9 @@ Expected<PhaseOutcome> run_phase(std::vector<std::unique_ptr<LoadGenerator>>& ge
   const std::uint64_t t0 = tsc_now();
   if (shared != nullptr) shared->t_start = t0;
   std::vector<std::optional<Expected<PhaseStats>>> results(gens.size());
+  PhaseOutcome out;
+  out.cpu_start.assign(gens.size(), -1);
+  out.cpu_end.assign(gens.size(), -1);
   std::vector<std::thread> others;
   const auto spec_for = [&](std::size_t k) {
     PhaseSpec s;
@@ -208,12 +212,15 @@ Expected<PhaseOutcome> run_phase(std::vector<std::unique_ptr<LoadGenerator>>& ge
         if (shared != nullptr) shared->abort.store(true);
         return;
       }
+      out.cpu_start[k] = core::current_cpu();
       results[k] = gens[k]->phase(spec_for(k));
+      out.cpu_end[k] = core::current_cpu();
     });
   }
+  out.cpu_start[0] = core::current_cpu();
   results[0] = gens[0]->phase(spec_for(0));
+  out.cpu_end[0] = core::current_cpu();
   for (std::thread& t : others) t.join();
-  PhaseOutcome out;
   for (std::size_t k = 0; k < gens.size(); ++k) {
     if (!*results[k]) return Error{"load thread " + std::to_string(k) + ": " + results[k]->error().message};
     out.t_end = std::max(out.t_end, (*results[k])->last_ack);
@@ -329,7 +336,9 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   if (gens.size() > 1 && gens.back()->conns().empty()) gens.pop_back();  // N = 1 with two threads
   result.notes.emplace_back("settle", wait_journal_threads_idle({venue->pid()}, 10.0 + 0.05 * n));
   result.threads.push_back({"venue", cfg.server_core, venue->engine_cpu(), -1});
-  for (std::size_t t = 1; t < gens.size(); ++t) result.threads.push_back({"load thread " + std::to_string(t), set.second_core, -1, -1});
+  for (std::size_t t = 1; t < gens.size(); ++t) {
+    result.threads.push_back({"load thread " + std::to_string(t) + " (measured phase)", set.second_core, -1, -1});
+  }
 
   const auto split = [&](std::uint64_t total) {
     std::vector<std::uint64_t> parts;
@@ -401,6 +410,10 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   const std::uint64_t venue_cpu_end = venue->engine_cpu_ns();
   const std::uint64_t client_cpu_end = thread_cpu_ns(::getpid(), self);
   if (!measured) return fail(measured.error());
+  for (std::size_t t = 1; t < gens.size(); ++t) {
+    result.threads[t].cpu_at_start = measured->cpu_start[t];  // [0] is the venue until `place` goes in front
+    result.threads[t].cpu_at_end = measured->cpu_end[t];
+  }
   probe.stop_sending();
   if (auto e = probe.finish(); !e) return fail(e.error());
   const std::uint64_t probe_loaded = probe.phase_sent();
@@ -678,7 +691,8 @@ void print_load_summary(const Report& report, std::ostream& out) {
     if (!r.error.empty()) {
       cells.push_back({r.config.arm, extra_or(r.config, "sessions", "?"), r.config.variant, "FAILED", "", "", "", "",
                        "", "", "", "", "", "", ""});
-      criteria.push_back(r.config.arm + " " + r.config.variant + ": FAILED: " + r.error.substr(0, 300));
+      criteria.push_back("N=" + extra_or(r.config, "sessions", "?") + " " + r.config.variant +
+                         ": not judged, the run failed: " + r.error.substr(0, 400));
       continue;
     }
     cells.push_back({r.config.arm, note_of(r, "load.sessions"), r.config.variant, note_of(r, "load.messages_per_s"),
