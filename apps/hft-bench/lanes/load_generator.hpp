@@ -75,8 +75,9 @@ struct PhaseShared {
   std::atomic<bool> abort{false};
 };
 
-/// Called once per pump iteration of a generator (the load lane's probe
-/// rides on the first load thread's loop this way).
+/// Called once per pump iteration of a generator, and with epoll after
+/// every 8 ready connections within one (the load lane's probe rides on the
+/// first load thread's loop this way).
 class PumpHook {
  public:
   virtual ~PumpHook() = default;

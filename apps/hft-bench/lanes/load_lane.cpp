@@ -20,7 +20,9 @@
 //   5. load phase: --calls orders over the N sessions, variant
 //        max    each session as fast as its --window allows
 //        paced  --load-rate orders/s over all sessions (arrival i planned at
-//               t0 + i/rate, round robin; late orders counted); default half
+//               t0 + i/rate; chunks of up to 16 consecutive orders to one
+//               session per send(), sent when the chunk's first order is
+//               due, sessions in round robin; late orders counted); default half
 //               of what max reached in the same run set (its max run; if
 //               none ran, a max phase of --calls orders is run first here)
 //      with the probe in closed loop throughout ("loaded")
@@ -29,11 +31,12 @@
 //
 // The probe's round trip is TSC just before its send() to TSC after the
 // recv() that returned its ExecutionReport. Under load it includes the load
-// thread's loop (the probe is read once per iteration, between batches of
-// at most 64 ready connections): that is the cost of a client sharing a
-// core with its load, and is in the figure.
+// thread's loop (the probe is read once per iteration and after every 8
+// ready connections of it): that is the cost of a client sharing a core
+// with its load, and is in the figure.
 #include "load_lane.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -162,6 +165,25 @@ std::uint64_t segment_for(const LaneConfig& c, std::uint64_t per_session_orders)
   return std::min(seg, c.segment_size);
 }
 
+/// Open-file limit for N + 1 client sockets here and as many accepted ones
+/// plus two journals per session in the venue (which inherits the limit):
+/// raises the soft limit up to the hard one. Returns a note or an error.
+Expected<std::string> ensure_fd_limit(std::uint32_t sessions) {
+  const rlim_t need = static_cast<rlim_t>(sessions) * 8 + 256;
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return std::string("RLIMIT_NOFILE not readable");
+  if (lim.rlim_cur >= need) return "RLIMIT_NOFILE " + std::to_string(lim.rlim_cur) + " (enough)";
+  if (lim.rlim_max < need) {
+    return Error{"the open-file limit (RLIMIT_NOFILE hard " + std::to_string(lim.rlim_max) + ") is below the " +
+                 std::to_string(need) + " that " + std::to_string(sessions) +
+                 " sessions need; raise it (ulimit -Hn) or use fewer --sessions"};
+  }
+  const rlim_t before = lim.rlim_cur;
+  lim.rlim_cur = need;
+  if (::setrlimit(RLIMIT_NOFILE, &lim) != 0) return Error{"setrlimit(RLIMIT_NOFILE) failed"};
+  return "RLIMIT_NOFILE raised from " + std::to_string(before) + " to " + std::to_string(need);
+}
+
 class ProbeHook final : public PumpHook {
  public:
   explicit ProbeHook(LoadGenerator& probe) : probe_(probe) {}
@@ -269,6 +291,12 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   const double hz = ctx.tsc->hz();
 
   // 1. The venue: N + 1 sessions.
+  auto fds = ensure_fd_limit(n + 1);
+  if (!fds) {
+    out.error = fds.error();
+    return;
+  }
+  result.notes.emplace_back("open files", *fds);
   VenueSpec spec;
   spec.sessions.clear();
   for (std::uint32_t k = 0; k < n; ++k) spec.sessions.push_back({"CLIENT" + std::to_string(k + 1)});
