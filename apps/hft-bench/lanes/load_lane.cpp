@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -206,8 +207,12 @@ Expected<PhaseOutcome> run_phase(std::vector<std::unique_ptr<LoadGenerator>>& ge
                                  const std::vector<std::uint64_t>& orders, double rate, bool measured,
                                  PhaseShared* shared, PumpHook* hook, const RunContext& ctx,
                                  std::uint64_t progress_base, int second_core, std::uint32_t sessions) {
-  const std::uint64_t t0 = tsc_now();
-  if (shared != nullptr) shared->t_start = t0;
+  // The other threads are created and pinned first and wait (futex, not
+  // spinning: they may share this core) for t0, so neither thread creation
+  // nor the pinning falls inside the phase.
+  std::uint64_t t0 = 0;
+  std::atomic<bool> go{false};
+  std::atomic<std::uint32_t> ready{0};
   std::vector<std::optional<Expected<PhaseStats>>> results(gens.size());
   PhaseOutcome out;
   out.cpu_start.assign(gens.size(), -1);
@@ -232,13 +237,23 @@ Expected<PhaseOutcome> run_phase(std::vector<std::unique_ptr<LoadGenerator>>& ge
       if (!core::pin_current_thread(second_core)) {
         results[k] = Error{"cannot pin load thread " + std::to_string(k) + " to CPU " + std::to_string(second_core)};
         if (shared != nullptr) shared->abort.store(true);
+        ready.fetch_add(1);
+        ready.notify_one();
         return;
       }
+      ready.fetch_add(1);
+      ready.notify_one();
+      go.wait(false);
       out.cpu_start[k] = core::current_cpu();
       results[k] = gens[k]->phase(spec_for(k));
       out.cpu_end[k] = core::current_cpu();
     });
   }
+  for (std::uint32_t r = ready.load(); r < others.size(); r = ready.load()) ready.wait(r);
+  t0 = tsc_now();
+  if (shared != nullptr) shared->t_start = t0;
+  go.store(true);
+  go.notify_all();
   out.cpu_start[0] = core::current_cpu();
   results[0] = gens[0]->phase(spec_for(0));
   out.cpu_end[0] = core::current_cpu();
