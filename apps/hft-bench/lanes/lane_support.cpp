@@ -111,6 +111,17 @@ std::string venue_config_text(const VenueSpec& spec, const fs::path& store_dir) 
   return t;
 }
 
+std::int64_t mem_available_kib() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  std::int64_t value = 0;
+  std::string unit;
+  while (f >> key >> value >> unit) {
+    if (key == "MemAvailable:") return value;
+  }
+  return -1;
+}
+
 ProcessMemory process_memory(pid_t pid) {
   ProcessMemory m;
   std::ifstream f("/proc/" + std::to_string(pid) + "/status");
@@ -216,6 +227,16 @@ Expected<std::unique_ptr<VenueProcess>> VenueProcess::start(const VenueSpec& spe
       v->pid_ = -1;
       return Error{"hft-venue exited before listening (status " + std::to_string(status) +
                    "): " + v->log_tail(600)};
+    }
+    if (spec.max_rss_kib > 0) {
+      if (const std::int64_t rss = process_memory(pid).vm_rss_kib; rss > spec.max_rss_kib) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        v->pid_ = -1;
+        return Error{"hft-venue's resident memory reached " + std::to_string(rss >> 10) +
+                     " MiB before it listened, over the limit of " + std::to_string(spec.max_rss_kib >> 10) +
+                     " MiB; killed: " + v->log_tail(300)};
+      }
     }
     std::ifstream pf(port_file);
     int port = 0;

@@ -110,7 +110,13 @@ struct VenueSpec {
   std::uint32_t max_connections = 0;
   /// How long start() waits for the venue to listen.
   double listen_timeout_s = 15.0;
+  /// start() kills the venue and fails when its VmRSS passes this while it
+  /// starts (a shared host's other work must not meet the OOM killer); 0: no limit.
+  std::int64_t max_rss_kib = 0;
 };
+
+/// MemAvailable of /proc/meminfo in KiB (-1: not read).
+[[nodiscard]] std::int64_t mem_available_kib();
 
 /// The QuickFIX-style config text of the venue (FIXT.1.1 / FIX.5.0SP2,
 /// dictionaries validated, ResetOnLogon, journal under `store_dir`).

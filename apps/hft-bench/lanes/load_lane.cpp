@@ -36,11 +36,13 @@
 // with its load, and is in the figure.
 #include "load_lane.hpp"
 
+#include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -326,6 +328,9 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   spec.prealloc = cfg.prealloc;
   spec.max_connections = n + 1 + 16;
   spec.listen_timeout_s = 15.0 + 0.1 * n;
+  // The venue of a large N may want more memory than the host has; it is
+  // stopped at 75% of what was available rather than meeting the OOM killer.
+  if (const std::int64_t avail = mem_available_kib(); avail > 0) spec.max_rss_kib = avail / 4 * 3;
   const auto t_spawn = std::chrono::steady_clock::now();
   auto started = VenueProcess::start(spec, cfg.run_dir);
   if (!started) {
@@ -342,7 +347,38 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
                                          std::to_string(spec.max_connections));
   if (ctx.progress_total != nullptr) ctx.progress_total->store(cfg.warmup + cfg.calls);
 
+  // Until the logons are done (connection buffers come with them), a
+  // watchdog keeps the venue under the same memory limit; it is gone
+  // before anything is measured.
+  std::atomic<bool> logons_done{false};
+  std::atomic<std::int64_t> rss_over{0};
+  std::thread watchdog([&, pid = venue->pid(), limit = spec.max_rss_kib] {
+    while (limit > 0 && !logons_done.load()) {
+      if (const std::int64_t rss = process_memory(pid).vm_rss_kib; rss > limit) {
+        rss_over.store(rss);
+        ::kill(pid, SIGKILL);  // its connections close: the logons fail
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  struct JoinOnExit {
+    std::atomic<bool>& done;
+    std::thread& t;
+    ~JoinOnExit() {
+      done.store(true);
+      if (t.joinable()) t.join();
+    }
+  } join_watchdog{logons_done, watchdog};
   const auto fail = [&](const Error& e) {
+    logons_done.store(true);
+    if (watchdog.joinable()) watchdog.join();
+    if (const std::int64_t rss = rss_over.load(); rss > 0) {
+      out.error = Error{"hft-venue's resident memory reached " + std::to_string(rss >> 10) +
+                        " MiB during the logons, over the limit of " + std::to_string(spec.max_rss_kib >> 10) +
+                        " MiB (75% of MemAvailable at start); killed (" + e.message + ")"};
+      return;
+    }
     out.error = Error{e.message + " (venue log: " + venue->log_tail(400) + ")"};
   };
 
@@ -377,6 +413,9 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
     if (auto e = gens.back()->logon_all(30.0 + 0.1 * n); !e) return fail(e.error());
   }
   if (gens.size() > 1 && gens.back()->conns().empty()) gens.pop_back();  // N = 1 with two threads
+  logons_done.store(true);
+  watchdog.join();
+  if (rss_over.load() > 0) return fail(Error{"after the logons"});
   result.notes.emplace_back("settle", wait_journal_threads_idle({venue->pid()}, 10.0 + 0.05 * n));
   result.threads.push_back({"venue", cfg.server_core, venue->engine_cpu(), -1});
   for (std::size_t t = 1; t < gens.size(); ++t) {
