@@ -213,6 +213,8 @@ Expected<PhaseOutcome> run_phase(std::vector<std::unique_ptr<LoadGenerator>>& ge
   // spinning: they may share this core) for t0, so neither thread creation
   // nor the pinning falls inside the phase.
   std::uint64_t t0 = 0;
+  PhaseShared unmeasured;  // an unmeasured phase counts nothing; its abort flag still stops every thread
+  if (shared == nullptr) shared = &unmeasured;
   std::atomic<bool> go{false};
   std::atomic<std::uint32_t> ready{0};
   std::vector<std::optional<Expected<PhaseStats>>> results(gens.size());
@@ -238,7 +240,7 @@ Expected<PhaseOutcome> run_phase(std::vector<std::unique_ptr<LoadGenerator>>& ge
       core::name_current_thread("load-gen");
       if (!core::pin_current_thread(second_core)) {
         results[k] = Error{"cannot pin load thread " + std::to_string(k) + " to CPU " + std::to_string(second_core)};
-        if (shared != nullptr) shared->abort.store(true);
+        shared->abort.store(true);
         ready.fetch_add(1);
         ready.notify_one();
         return;
@@ -253,7 +255,7 @@ Expected<PhaseOutcome> run_phase(std::vector<std::unique_ptr<LoadGenerator>>& ge
   }
   for (std::uint32_t r = ready.load(); r < others.size(); r = ready.load()) ready.wait(r);
   t0 = tsc_now();
-  if (shared != nullptr) shared->t_start = t0;
+  shared->t_start = t0;
   go.store(true);
   go.notify_all();
   out.cpu_start[0] = core::current_cpu();
