@@ -56,12 +56,14 @@ Expected<fs::path> venue_executable() {
                "); build it (cmake --build <dir> --target hft-venue) or set HFT_VENUE_EXE"};
 }
 
-Expected<std::string> journal_keys(std::uint64_t segment_size, bool prealloc) {
+Expected<std::string> journal_keys(std::uint64_t segment_size, bool prealloc, bool full_size) {
   // Full-size segments from the first one (JournalInitialSegmentSize, whose
   // engine default grows segments from 256 KiB for many quiet sessions):
-  // the arms compare segment sizes, as llfix's journals are sized.
+  // the arms compare segment sizes, as llfix's journals are sized. The load
+  // lane keeps the engine's growth (full_size false): many sessions are
+  // what it is for.
   std::string keys = "JournalSegmentSize=" + std::to_string(segment_size) + "\n";
-  keys += "JournalInitialSegmentSize=" + std::to_string(segment_size) + "\n";
+  if (full_size) keys += "JournalInitialSegmentSize=" + std::to_string(segment_size) + "\n";
   if (!prealloc) {
     if (engine::find_key_spec("JournalPrealloc") == nullptr) {
       return Error{"--prealloc off: this libhft build has no JournalPrealloc configuration key, so its journal "
@@ -82,7 +84,6 @@ std::string venue_config_text(const VenueSpec& spec, const fs::path& store_dir) 
   } else {
     t += "PollMode=epoll\n";
   }
-  if (spec.max_connections > 0) t += "MaxConnections=" + std::to_string(spec.max_connections) + "\n";
   if (spec.core >= 0) {
     // The venue's journal helper shares the venue's core, never the client's.
     t += "EngineThreadCore=" + std::to_string(spec.core) + "\n";
@@ -100,7 +101,7 @@ std::string venue_config_text(const VenueSpec& spec, const fs::path& store_dir) 
   t += "SendBufferSize=4M\n";
   if (spec.journal) {
     t += "FileStorePath=" + store_dir.string() + "\n";
-    if (auto keys = journal_keys(spec.segment_size, spec.prealloc); keys) t += *keys;
+    if (auto keys = journal_keys(spec.segment_size, spec.prealloc, spec.full_size_segments); keys) t += *keys;
   }
   // The rx lane connects every client before it sends any Logon: all of
   // them wait, unidentified, from 127.0.0.1 at once.
@@ -177,6 +178,7 @@ Expected<std::unique_ptr<VenueProcess>> VenueProcess::start(const VenueSpec& spe
   std::unique_ptr<VenueProcess> v(new VenueProcess());
   v->log_path_ = run_dir / "venue.log";
   v->store_dir_ = run_dir / "venue-store";
+  v->stop_timeout_s_ = spec.stop_timeout_s;
   {
     std::ofstream out(cfg);
     out << venue_config_text(spec, v->store_dir_);
@@ -280,7 +282,7 @@ Expected<std::string> VenueProcess::stop() {
   ::kill(pid, SIGTERM);
   int status = 0;
   bool exited = false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(stop_timeout_s_);
   while (std::chrono::steady_clock::now() < deadline) {
     if (::waitpid(pid, &status, WNOHANG) == pid) {
       exited = true;
@@ -291,7 +293,8 @@ Expected<std::string> VenueProcess::stop() {
   if (!exited) {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, &status, 0);
-    return Error{"hft-venue did not stop within 10 s of SIGTERM (killed): " + log_tail(400)};
+    return Error{"hft-venue did not stop within " + std::to_string(static_cast<int>(stop_timeout_s_)) +
+                 " s of SIGTERM (killed): " + log_tail(400)};
   }
   std::string tail = log_tail(400);
   while (!tail.empty() && tail.back() == '\n') tail.pop_back();

@@ -96,6 +96,9 @@ struct VenueSpec {
   bool busy_poll = true;         ///< PollMode=busy (tx/rtt) or epoll (rx: CPU time = work)
   bool journal = true;           ///< FileStorePath under the run directory
   std::uint64_t segment_size = 64ULL << 20;
+  /// JournalInitialSegmentSize = segment_size (tx/rtt/rx: arms compare
+  /// sizes); false: the engine's growth from its initial size (load).
+  bool full_size_segments = true;
   bool prealloc = true;
   /// hft-venue --sink (orders journaled, none answered) instead of --no-fill
   /// (one ExecutionReport per order).
@@ -106,10 +109,10 @@ struct VenueSpec {
   /// IdleStrategy=busy-spin (spins on epoll_wait: busy latency, work per
   /// ready socket, for many sessions) instead of sleeping with backoff.
   bool epoll_spin = false;
-  /// MaxConnections ([DEFAULT]); 0: the engine's default.
-  std::uint32_t max_connections = 0;
   /// How long start() waits for the venue to listen.
   double listen_timeout_s = 15.0;
+  /// How long stop() waits after SIGTERM before it kills the venue.
+  double stop_timeout_s = 10.0;
   /// start() kills the venue and fails when its VmRSS passes this while it
   /// starts (a shared host's other work must not meet the OOM killer); 0: no limit.
   std::int64_t max_rss_kib = 0;
@@ -122,10 +125,11 @@ struct VenueSpec {
 /// dictionaries validated, ResetOnLogon, journal under `store_dir`).
 [[nodiscard]] std::string venue_config_text(const VenueSpec& spec, const std::filesystem::path& store_dir);
 
-/// Config keys for a journal with `segment_size` and `prealloc`; an error
+/// Config keys for a journal with `segment_size` (full size from the first
+/// segment, or growing up to it when `full_size` is false) and `prealloc`; an error
 /// when the engine build cannot express the request (prealloc off needs the
 /// JournalPrealloc key).
-[[nodiscard]] Expected<std::string> journal_keys(std::uint64_t segment_size, bool prealloc);
+[[nodiscard]] Expected<std::string> journal_keys(std::uint64_t segment_size, bool prealloc, bool full_size = true);
 
 /// A running hft-venue child process (see the file comment). It dies with
 /// hft-bench (PR_SET_PDEATHSIG), so an interrupted bench leaves none behind.
@@ -148,7 +152,7 @@ class VenueProcess {
   /// CPU the engine thread last ran on (-1 if unreadable).
   [[nodiscard]] int engine_cpu() const;
   /// Stops it (SIGTERM: it logs out its sessions and flushes its journals),
-  /// waits up to 10 s, then SIGKILL. Returns the last line of its stderr
+  /// waits up to spec.stop_timeout_s (10 s by default), then SIGKILL. Returns the last line of its stderr
   /// (its order counters) or an error when it did not exit cleanly.
   [[nodiscard]] Expected<std::string> stop();
   /// The venue's stderr so far (last `max_bytes`).
@@ -160,6 +164,7 @@ class VenueProcess {
   std::uint16_t port_ = 0;
   std::filesystem::path log_path_;
   std::filesystem::path store_dir_;
+  double stop_timeout_s_ = 10.0;
 };
 
 /// Resident memory of a process from /proc/PID/status, in KiB (-1: not read).

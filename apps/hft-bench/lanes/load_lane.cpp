@@ -158,16 +158,6 @@ std::string set_key(const LaneConfig& c, std::uint32_t n) {
   return c.arm + "/" + std::to_string(c.repeat) + "/" + std::to_string(n);
 }
 
-/// Journal segment size for a session's expected traffic: the engine today
-/// preallocates (and pre-faults) whole segments, two per journal direction,
-/// so 64 MiB x 2 x 2 x N would exhaust memory long before N = 1,000.
-std::uint64_t segment_for(const LaneConfig& c, std::uint64_t per_session_orders) {
-  const std::uint64_t bytes = per_session_orders * 300 * 2;  // reference order / report: 230-300 bytes
-  std::uint64_t seg = 1ULL << 20;                            // JournalSegmentSize minimum
-  while (seg < bytes && seg < c.segment_size) seg <<= 1;
-  return std::min(seg, c.segment_size);
-}
-
 /// Open-file limit for N + 1 client sockets here and as many accepted ones
 /// plus two journals per session in the venue (which inherits the limit):
 /// raises the soft limit up to the hard one. Returns a note or an error.
@@ -319,17 +309,19 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   VenueSpec spec;
   spec.sessions.clear();
   for (std::uint32_t k = 0; k < n; ++k) spec.sessions.push_back({"CLIENT" + std::to_string(k + 1)});
-  // The probe's journal takes every probe order of the run (tens of
-  // thousands): --segment-size, so it does not rotate inside the window.
-  spec.sessions.push_back({kProbeComp, "JournalSegmentSize=" + std::to_string(cfg.segment_size) + "\n"});
+  spec.sessions.push_back({kProbeComp});
   spec.busy_poll = set.venue_busy;
   spec.epoll_spin = !set.venue_busy;
   spec.core = cfg.server_core;
-  const std::uint64_t per_session = (cfg.calls + cfg.warmup) / n + 1;
-  spec.segment_size = segment_for(cfg, per_session);
+  // Every session's journals as the engine makes them by default: the first
+  // segment at the Logon, each next one twice as large, up to --segment-size.
+  spec.segment_size = cfg.segment_size;
+  spec.full_size_segments = false;
   spec.prealloc = cfg.prealloc;
-  spec.max_connections = n + 1 + 16;
   spec.listen_timeout_s = 15.0 + 0.1 * n;
+  // Exit logs out and closes every session and unmaps its journals: 3.8 s
+  // for 1,001 sessions that never logged on, more after traffic.
+  spec.stop_timeout_s = 10.0 + 0.05 * n;
   // The venue of a large N may want more memory than the host has; it is
   // stopped at 75% of what was available rather than meeting the OOM killer.
   if (const std::int64_t avail = mem_available_kib(); avail > 0) spec.max_rss_kib = avail / 4 * 3;
@@ -344,9 +336,10 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   result.notes.emplace_back("venue", "hft-venue pid " + std::to_string(venue->pid()) + ", " + std::to_string(n) +
                                          " load sessions + PROBE, PollMode=" +
                                          (set.venue_busy ? "busy" : "epoll (EpollTimeoutMs=0, busy-spin)") +
-                                         ", --no-fill, journal segments " + std::to_string(spec.segment_size >> 20) +
-                                         " MiB per load session (sized to its traffic), PROBE " + std::to_string(cfg.segment_size >> 20) + " MiB, MaxConnections " +
-                                         std::to_string(spec.max_connections));
+                                         ", --no-fill, journal segments growing from the engine's "
+                                         "JournalInitialSegmentSize up to " +
+                                         std::to_string(spec.segment_size >> 20) +
+                                         " MiB, MaxConnections unset (every configured session)");
   if (ctx.progress_total != nullptr) ctx.progress_total->store(cfg.warmup + cfg.calls);
 
   // Until the logons are done (connection buffers come with them), a
@@ -523,12 +516,15 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   totals.emplace_back(kProbeComp, probe.conns().front()->orders_total);
   for (auto& g : gens) g->close_all();
   probe.close_all();
+  const auto t_stop = std::chrono::steady_clock::now();
   auto stopped = venue->stop();
+  const double stop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_stop).count();
   if (!stopped) {
     out.error = stopped.error();
     return;
   }
   result.notes.emplace_back("venue at exit", *stopped);
+  result.notes.emplace_back("load.venue_stop_s", fmt("%.3f", stop_s));
   const std::uint64_t disk = allocated_bytes(venue->store_dir());
   std::vector<std::pair<std::string, AuditResult>> audits;
   for (const auto& [comp, orders] : totals) {
@@ -764,7 +760,7 @@ Expected<void> expand_load_runs(Plan& plan, const std::filesystem::path& out_dir
 void print_load_summary(const Report& report, std::ostream& out) {
   std::vector<std::vector<std::string>> cells;
   cells.push_back({"load", "N", "variant", "msgs/s", "ns/msg", "probe p50 us", "p99 us", "loaded p50 us", "p99 us",
-                   "p99 ratio", "VmRSS MiB", "RssFile MiB", "RssShmem MiB", "disk MiB", "start-up s"});
+                   "p99 ratio", "VmRSS MiB", "RssFile MiB", "RssShmem MiB", "disk MiB", "start-up s", "stop s"});
   std::vector<std::string> criteria;
   const auto us = [](const std::string& ns) { return ns.empty() ? std::string("-") : fmt("%.1f", std::atof(ns.c_str()) / 1e3); };
   const auto mib = [](const std::string& v, double per) {
@@ -774,7 +770,7 @@ void print_load_summary(const Report& report, std::ostream& out) {
     if (r.config.lane != "load") continue;
     if (!r.error.empty()) {
       cells.push_back({r.config.arm, extra_or(r.config, "sessions", "?"), r.config.variant, "FAILED", "", "", "", "",
-                       "", "", "", "", "", "", ""});
+                       "", "", "", "", "", "", "", ""});
       criteria.push_back("N=" + extra_or(r.config, "sessions", "?") + " " + r.config.variant +
                          ": not judged, the run failed: " + r.error.substr(0, 400));
       continue;
@@ -785,7 +781,8 @@ void print_load_summary(const Report& report, std::ostream& out) {
                      us(note_of(r, "load.probe_loaded_p99_ns")), note_of(r, "load.probe_p99_ratio"),
                      mib(note_of(r, "load.venue_vmrss_kib"), 1024), mib(note_of(r, "load.venue_rss_file_kib"), 1024),
                      mib(note_of(r, "load.venue_rss_shmem_kib"), 1024),
-                     mib(note_of(r, "load.venue_disk_bytes"), 1024.0 * 1024.0), note_of(r, "load.venue_startup_s")});
+                     mib(note_of(r, "load.venue_disk_bytes"), 1024.0 * 1024.0), note_of(r, "load.venue_startup_s"),
+                     note_of(r, "load.venue_stop_s")});
     if (const std::string c = note_of(r, "criterion"); !c.empty()) criteria.push_back(c);
   }
   if (cells.size() == 1) return;
