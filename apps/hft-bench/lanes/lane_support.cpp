@@ -155,6 +155,13 @@ std::uint64_t allocated_bytes(const fs::path& dir) {
   return total;
 }
 
+ThreadSched thread_sched(pid_t pid, pid_t tid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/schedstat");
+  ThreadSched t;
+  if (!(f >> t.run_ns >> t.wait_ns)) return ThreadSched{};
+  return t;
+}
+
 std::uint64_t thread_cpu_ns(pid_t pid, pid_t tid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/schedstat");
   std::uint64_t run_ns = 0;

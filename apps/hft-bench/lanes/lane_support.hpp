@@ -177,6 +177,13 @@ struct ProcessMemory {
 /// st_blocks * 512, so sparse and preallocated files count as the disk holds them.
 [[nodiscard]] std::uint64_t allocated_bytes(const std::filesystem::path& dir);
 
+/// Time a thread spent on a CPU and runnable waiting for one (ns), from
+/// /proc/PID/task/TID/schedstat; zeros if unreadable.
+struct ThreadSched {
+  std::uint64_t run_ns = 0, wait_ns = 0;
+};
+[[nodiscard]] ThreadSched thread_sched(pid_t pid, pid_t tid);
+
 /// CPU time (ns) of thread `tid` of process `pid`, from schedstat; 0 if unreadable.
 [[nodiscard]] std::uint64_t thread_cpu_ns(pid_t pid, pid_t tid);
 

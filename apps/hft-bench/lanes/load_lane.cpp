@@ -390,7 +390,10 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   const double listen_s = std::chrono::duration<double>(t_listen - t_spawn).count();
   const double startup_s = std::chrono::duration<double>(t_logon - t_spawn).count();
 
-  // 2. The load sessions, split over the threads (CLIENT k on thread k % T).
+  // 2. The load sessions, split over the threads (CLIENT k on thread k % T):
+  // every connection first, then every Logon at once, as many clients
+  // reconnecting after a venue restart would.
+  const auto t_logons = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<LoadGenerator>> gens;
   std::vector<std::vector<std::string>> ids(set.threads);
   for (std::uint32_t k = 0; k < n; ++k) ids[k % set.threads].push_back("CLIENT" + std::to_string(k + 1));
@@ -408,6 +411,8 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
     if (auto e = gens.back()->logon_all(30.0 + 0.1 * n); !e) return fail(e.error());
   }
   if (gens.size() > 1 && gens.back()->conns().empty()) gens.pop_back();  // N = 1 with two threads
+  const double logons_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_logons).count();
+  result.notes.emplace_back("load.logons_s", fmt("%.3f", logons_s));
   logons_done.store(true);
   watchdog.join();
   if (rss_over.load() > 0) return fail(Error{"after the logons"});
@@ -480,12 +485,14 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   PhaseShared shared;
   shared.total = cfg.calls;
   shared.boundary.assign(cfg.calls / kLoadBlock, 0);
-  const std::uint64_t venue_cpu_start = venue->engine_cpu_ns();
   const pid_t self = static_cast<pid_t>(::gettid());
-  const std::uint64_t client_cpu_start = thread_cpu_ns(::getpid(), self);
+  const ThreadSched venue_sched_start = thread_sched(venue->pid(), venue->pid());
+  const ThreadSched client_sched_start = thread_sched(::getpid(), self);
+  const auto sched_t0 = std::chrono::steady_clock::now();
   auto measured = run_phase(gens, split(cfg.calls), rate, true, &shared, &hook, ctx, cfg.warmup, set.second_core, n);
-  const std::uint64_t venue_cpu_end = venue->engine_cpu_ns();
-  const std::uint64_t client_cpu_end = thread_cpu_ns(::getpid(), self);
+  const ThreadSched venue_sched_end = thread_sched(venue->pid(), venue->pid());
+  const ThreadSched client_sched_end = thread_sched(::getpid(), self);
+  const double sched_wall_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - sched_t0).count();
   if (!measured) return fail(measured.error());
   for (std::size_t t = 1; t < gens.size(); ++t) {
     result.threads[t].cpu_at_start = measured->cpu_start[t];  // [0] is the venue until `place` goes in front
@@ -605,16 +612,22 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   result.notes.emplace_back("venue memory and disk", text);
   std::snprintf(text, sizeof text,
                 "%.3f s from spawn to the first Logon answered (%.3f s to its port file: listening; the port file is "
-                "polled every 5 ms)",
-                startup_s, listen_s);
+                "polled every 5 ms); the %u load sessions connected and logged on in %.3f s",
+                startup_s, listen_s, n, logons_s);
   result.notes.emplace_back("venue start-up", text);
-  const double venue_cpu = static_cast<double>(venue_cpu_end - venue_cpu_start);
-  const double client_cpu = static_cast<double>(client_cpu_end - client_cpu_start);
-  std::snprintf(text, sizeof text,
-                "venue engine thread %.0f ns CPU per message (%.0f%% busy); load thread 0 %.0f ns per message (%.0f%% "
-                "on CPU); %llu send batches",
-                venue_cpu / static_cast<double>(cfg.calls), wall > 0 ? 100.0 * venue_cpu * 1e-9 / wall : 0.0,
-                client_cpu / static_cast<double>(cfg.calls), wall > 0 ? 100.0 * client_cpu * 1e-9 / wall : 0.0,
+  // Where the two busy-polling threads were during the phase: on a CPU,
+  // runnable but waiting for one (other work on their core), or neither
+  // (blocked: I/O, page faults, locks, sleeping).
+  const auto where = [&](const ThreadSched& a, const ThreadSched& b) {
+    const double run = static_cast<double>(b.run_ns - a.run_ns);
+    const double wait = static_cast<double>(b.wait_ns - a.wait_ns);
+    const double off = std::max(0.0, sched_wall_ns - run - wait);
+    return fmt("%.0f ns CPU per message", run / static_cast<double>(cfg.calls)) + " (on CPU " +
+           fmt("%.0f%%", 100 * run / sched_wall_ns) + ", waiting for a CPU " + fmt("%.0f%%", 100 * wait / sched_wall_ns) +
+           ", off CPU " + fmt("%.0f%%", 100 * off / sched_wall_ns) + ")";
+  };
+  std::snprintf(text, sizeof text, "venue engine thread %s; load thread 0 %s; %llu send batches",
+                where(venue_sched_start, venue_sched_end).c_str(), where(client_sched_start, client_sched_end).c_str(),
                 static_cast<unsigned long long>(measured->batches));
   result.notes.emplace_back("cpu", text);
 
