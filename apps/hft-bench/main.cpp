@@ -32,6 +32,7 @@
 #include "hft/lab/bench.hpp"
 #include "hft/lab/engine_adapter.hpp"
 #include "hft/lab/lane.hpp"
+#include "hft-bench/lanes/load_lane.hpp"
 
 namespace {
 
@@ -83,8 +84,15 @@ int main(int argc, char** argv) {
   std::string preset;
   // rx: eight client connections unless told otherwise (llfix's server benchmark).
   cfg.base.connections = 8;
+  // load lane (issue 15): handed to it as lane controls (LaneConfig::extra).
+  std::string sessions = "10,100,1000";
+  std::string load_threads = "1";
+  std::string load_core;
+  std::string load_rate = "half";
+  std::string probe_calls = "10000";
+  std::string venue_poll = "epoll";
 
-  app.add_option("--lanes", lanes, "Lanes to run, comma-separated: floor, tx, rtt, rx, codec")->delimiter(',');
+  app.add_option("--lanes", lanes, "Lanes to run, comma-separated: floor, tx, rtt, rx, codec, load")->delimiter(',');
   app.add_option("--variants", variants,
                  "Variants to run (default: each lane's defaults), e.g. busy-closed or floor:busy-paced")
       ->delimiter(',');
@@ -105,6 +113,22 @@ int main(int argc, char** argv) {
   app.add_option("--prealloc", prealloc, "Journal segment preallocation: on|off")->capture_default_str();
   app.add_option("--venue", venue, "HOST:PORT of a running hft-venue (default: lanes start their own)");
   app.add_option("--connections,--clients", cfg.base.connections, "Client connections of the rx lane")
+      ->capture_default_str();
+  app.add_option("--sessions", sessions,
+                 "load lane: session counts, one run set per entry (e.g. 10,100,1000)")
+      ->capture_default_str();
+  app.add_option("--load-threads", load_threads, "load lane: load-generator threads, 1 or 2 (each pinned)")
+      ->capture_default_str();
+  app.add_option("--load-core", load_core,
+                 "load lane: CPU of the second load thread (default: --client-core, beside the first)");
+  app.add_option("--load-rate", load_rate,
+                 "load lane, variant paced: messages/s over all sessions (half: half of what max reached in the same "
+                 "run set)")
+      ->capture_default_str();
+  app.add_option("--probe-calls", probe_calls, "load lane: probe orders timed alone before the load")
+      ->capture_default_str();
+  app.add_option("--venue-poll", venue_poll,
+                 "load lane: the venue's poll mode, epoll (EpollTimeoutMs=0, busy-spin) or busy")
       ->capture_default_str();
   app.add_option("--preset", preset,
                  "quick: all lanes, every engine built (libhft, QuickFIX, llfix), 100,000 calls (under 2 minutes on a quiet 2-core host); "
@@ -242,14 +266,26 @@ int main(int argc, char** argv) {
     cfg.arms.push_back(std::move(*arm));
   }
 
+  if (std::find(cfg.lanes.begin(), cfg.lanes.end(), "load") != cfg.lanes.end()) {
+    cfg.base.extra["sessions"] = sessions;
+    cfg.base.extra["load-threads"] = load_threads;
+    if (!load_core.empty()) cfg.base.extra["load-core"] = load_core;
+    cfg.base.extra["load-rate"] = load_rate;
+    cfg.base.extra["probe-calls"] = probe_calls;
+    cfg.base.extra["venue-poll"] = venue_poll;
+  }
+
   auto plan = hft::lab::plan_bench(cfg, registry);
   if (!plan) return bad_arguments(plan.error().message);
+  // One load run set per --sessions entry (the runner plans one per cell).
+  if (auto e = hft::lab::lanes::expand_load_runs(*plan, cfg.out_dir); !e) return bad_arguments(e.error().message);
 
   auto report = hft::lab::run_bench(cfg, *plan, std::cout, std::cerr);
   if (!report) {
     std::cerr << "hft-bench: " << report.error().message << "\n";
     return report.error().message.rfind(hft::lab::kNotQuietPrefix, 0) == 0 ? 3 : 1;
   }
+  hft::lab::lanes::print_load_summary(*report, std::cout);
   for (const auto& run : report->runs) {
     if (!run.error.empty() || run.result.audit.status == hft::lab::AuditResult::Status::kFail) return 1;
   }

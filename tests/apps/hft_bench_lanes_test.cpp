@@ -124,6 +124,84 @@ TEST_F(HftBenchLanes, every_lane_runs_and_every_journal_audit_passes) {
   EXPECT_EQ(audit["runs"].size(), report["runs"].size());
 }
 
+TEST_F(HftBenchLanes, load_lane_reports_its_figures_and_audits_every_session) {
+  // rx with 8 clients first, so the criterion compares with it; then the
+  // load lane's one run set (N = 10): max, then paced at half of max.
+  const std::uint64_t calls = 5000;
+  const json report = run_passing("--lanes rx,load --clients 8 --sessions 10 --calls " + std::to_string(calls) +
+                                  " --warmup 500 --probe-calls 500 --segment-size 1MiB");
+  ASSERT_TRUE(report.is_object());
+  ASSERT_EQ(report["runs"].size(), 3u);
+  const auto number = [](const json& run, const char* key) {
+    const json& v = run["notes"][key];
+    return v.is_string() ? std::stod(v.get<std::string>()) : -1.0;
+  };
+  double max_rate = 0;
+  for (std::size_t k = 1; k < 3; ++k) {
+    const json& run = report["runs"][k];
+    const std::string id = run["id"];
+    EXPECT_EQ(run["lane"], "load") << id;
+    EXPECT_EQ(run["variant"], k == 1 ? "max" : "paced") << id;
+    EXPECT_EQ(run["arm"], "n10") << id;
+    EXPECT_EQ(run["error"], "") << id;
+    EXPECT_EQ(run["audit"]["status"], "pass") << id << ": " << run["audit"]["detail"];
+    const std::string detail = run["audit"]["detail"];
+    EXPECT_NE(detail.find("11 venue sessions (10 load + PROBE)"), std::string::npos) << detail;
+    // One ns/message sample per 1,000 answered orders; every probe order
+    // alone recorded; some under load.
+    const json* per_message = series_named(run, "ns_per_message");
+    const json* unloaded = series_named(run, "probe_rtt_unloaded");
+    const json* loaded = series_named(run, "probe_rtt_loaded");
+    ASSERT_TRUE(per_message != nullptr && unloaded != nullptr && loaded != nullptr) << id;
+    EXPECT_EQ((*per_message)["stats"]["count"], calls / 1000) << id;
+    EXPECT_EQ((*unloaded)["stats"]["count"], 500) << id;
+    EXPECT_GT((*loaded)["stats"]["count"].get<std::uint64_t>(), 0u) << id;
+    EXPECT_TRUE(fs::exists(dir_ / "lab" / (*loaded)["files"]["binary"].get<std::string>())) << id;
+    EXPECT_EQ(number(run, "load.sessions"), 10) << id;
+    EXPECT_GT(number(run, "load.messages_per_s"), 0) << id;
+    EXPECT_NEAR(number(run, "load.messages_per_s"), run["achieved_rate"].get<double>(), 1.0) << id;
+    EXPECT_GT(number(run, "load.ns_per_message"), 0) << id;
+    EXPECT_EQ(number(run, "load.probe_unloaded_count"), 500) << id;
+    EXPECT_GT(number(run, "load.probe_unloaded_p50_ns"), 0) << id;
+    EXPECT_LE(number(run, "load.probe_unloaded_p50_ns"), number(run, "load.probe_unloaded_p99_ns")) << id;
+    EXPECT_GT(number(run, "load.probe_loaded_p99_ns"), 0) << id;
+    EXPECT_NEAR(number(run, "load.probe_p99_ratio"),
+                number(run, "load.probe_loaded_p99_ns") / number(run, "load.probe_unloaded_p99_ns"), 0.01)
+        << id;
+    EXPECT_GT(number(run, "load.venue_vmrss_kib"), 0) << id;
+    EXPECT_GE(number(run, "load.venue_rss_file_kib"), 0) << id;
+    EXPECT_GE(number(run, "load.venue_rss_shmem_kib"), 0) << id;
+    EXPECT_GT(number(run, "load.venue_disk_bytes"), 0) << id;
+    EXPECT_GT(number(run, "load.venue_startup_s"), 0) << id;
+    EXPECT_LE(number(run, "load.venue_listen_s"), number(run, "load.venue_startup_s")) << id;
+    if (k == 1) {
+      max_rate = run["achieved_rate"];
+      EXPECT_FALSE(run["notes"].contains("criterion")) << id;
+    } else {
+      // Paced at half of what max reached in this run set, measured first.
+      EXPECT_NEAR(run["target_rate"].get<double>(), max_rate / 2, 1e-6 * max_rate) << id;
+      const std::string criterion = run["notes"]["criterion"];
+      EXPECT_NE(criterion.find("rx 8 clients"), std::string::npos) << criterion;
+      const std::string thr = run["notes"]["load.criterion_throughput"];
+      const std::string lat = run["notes"]["load.criterion_latency"];
+      const double rx = report["runs"][0]["achieved_rate"];
+      EXPECT_EQ(thr, max_rate >= rx ? "pass" : "fail") << criterion;
+      EXPECT_EQ(lat, number(run, "load.probe_p99_ratio") < 2.0 ? "pass" : "fail") << criterion;
+    }
+  }
+  EXPECT_NE(last_out_.find("criterion: N=10: max "), std::string::npos) << last_out_;
+}
+
+TEST_F(HftBenchLanes, load_lane_options_are_checked_before_anything_runs) {
+  for (const char* bad : {"--sessions 0", "--sessions 10,x", "--load-threads 3", "--load-rate -5",
+                          "--venue-poll sometimes", "--sessions 2000 --calls 1000"}) {
+    const Outcome o = run(std::string("--lanes load --calls 1000 ") + bad);
+    EXPECT_EQ(o.exit_code, 2) << bad << ": " << o.out << o.err;
+    EXPECT_NE(o.err.find("hft-bench: "), std::string::npos) << bad << ": " << o.err;
+    EXPECT_FALSE(fs::exists(dir_ / "lab" / "report.json")) << bad;
+  }
+}
+
 TEST_F(HftBenchLanes, journal_rotations_inside_the_window_are_audited_per_arm) {
   // 1 MiB segments (the engine keeps 64 KiB of room per claim): 5,000 orders
   // of ~240 bytes roll over at least once inside the measured window; the

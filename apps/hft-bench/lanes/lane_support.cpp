@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,12 +56,14 @@ Expected<fs::path> venue_executable() {
                "); build it (cmake --build <dir> --target hft-venue) or set HFT_VENUE_EXE"};
 }
 
-Expected<std::string> journal_keys(std::uint64_t segment_size, bool prealloc) {
+Expected<std::string> journal_keys(std::uint64_t segment_size, bool prealloc, bool full_size) {
   // Full-size segments from the first one (JournalInitialSegmentSize, whose
   // engine default grows segments from 256 KiB for many quiet sessions):
-  // the arms compare segment sizes, as llfix's journals are sized.
+  // the arms compare segment sizes, as llfix's journals are sized. The load
+  // lane keeps the engine's growth (full_size false): many sessions are
+  // what it is for.
   std::string keys = "JournalSegmentSize=" + std::to_string(segment_size) + "\n";
-  keys += "JournalInitialSegmentSize=" + std::to_string(segment_size) + "\n";
+  if (full_size) keys += "JournalInitialSegmentSize=" + std::to_string(segment_size) + "\n";
   if (!prealloc) {
     if (engine::find_key_spec("JournalPrealloc") == nullptr) {
       return Error{"--prealloc off: this libhft build has no JournalPrealloc configuration key, so its journal "
@@ -74,7 +77,13 @@ Expected<std::string> journal_keys(std::uint64_t segment_size, bool prealloc) {
 std::string venue_config_text(const VenueSpec& spec, const fs::path& store_dir) {
   const std::string dir = spec_dir();
   std::string t = "# hft-bench venue: written per run\n[DEFAULT]\nNonStopSession=Y\n";
-  t += spec.busy_poll ? "PollMode=busy\nIdleStrategy=busy-spin\n" : "PollMode=epoll\n";
+  if (spec.busy_poll) {
+    t += "PollMode=busy\nIdleStrategy=busy-spin\n";
+  } else if (spec.epoll_spin) {
+    t += "PollMode=epoll\nEpollTimeoutMs=0\nIdleStrategy=busy-spin\n";
+  } else {
+    t += "PollMode=epoll\n";
+  }
   if (spec.core >= 0) {
     // The venue's journal helper shares the venue's core, never the client's.
     t += "EngineThreadCore=" + std::to_string(spec.core) + "\n";
@@ -92,14 +101,64 @@ std::string venue_config_text(const VenueSpec& spec, const fs::path& store_dir) 
   t += "SendBufferSize=4M\n";
   if (spec.journal) {
     t += "FileStorePath=" + store_dir.string() + "\n";
-    if (auto keys = journal_keys(spec.segment_size, spec.prealloc); keys) t += *keys;
+    if (auto keys = journal_keys(spec.segment_size, spec.prealloc, spec.full_size_segments); keys) t += *keys;
   }
   // The rx lane connects every client before it sends any Logon: all of
   // them wait, unidentified, from 127.0.0.1 at once.
   const std::size_t pending = std::max<std::size_t>(64, spec.sessions.size());
   t += "MaxPendingConnections=" + std::to_string(pending) +
        "\nMaxPendingConnectionsPerAddress=" + std::to_string(pending) + "\n";
-  for (const VenueSession& s : spec.sessions) t += "\n[SESSION]\nTargetCompID=" + s.client_comp_id + "\n";
+  for (const VenueSession& s : spec.sessions) t += "\n[SESSION]\nTargetCompID=" + s.client_comp_id + "\n" + s.keys;
+  return t;
+}
+
+std::int64_t mem_available_kib() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  std::int64_t value = 0;
+  std::string unit;
+  while (f >> key >> value >> unit) {
+    if (key == "MemAvailable:") return value;
+  }
+  return -1;
+}
+
+ProcessMemory process_memory(pid_t pid) {
+  ProcessMemory m;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = line.substr(0, colon);
+    std::int64_t* into = key == "VmRSS"      ? &m.vm_rss_kib
+                         : key == "RssAnon"  ? &m.rss_anon_kib
+                         : key == "RssFile"  ? &m.rss_file_kib
+                         : key == "RssShmem" ? &m.rss_shmem_kib
+                         : key == "VmHWM"    ? &m.vm_hwm_kib
+                                             : nullptr;
+    if (into != nullptr) *into = std::atoll(line.c_str() + colon + 1);
+  }
+  return m;
+}
+
+std::uint64_t allocated_bytes(const fs::path& dir) {
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      total += static_cast<std::uint64_t>(st.st_blocks) * 512U;
+    }
+  }
+  return total;
+}
+
+ThreadSched thread_sched(pid_t pid, pid_t tid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/schedstat");
+  ThreadSched t;
+  if (!(f >> t.run_ns >> t.wait_ns)) return ThreadSched{};
   return t;
 }
 
@@ -126,6 +185,7 @@ Expected<std::unique_ptr<VenueProcess>> VenueProcess::start(const VenueSpec& spe
   std::unique_ptr<VenueProcess> v(new VenueProcess());
   v->log_path_ = run_dir / "venue.log";
   v->store_dir_ = run_dir / "venue-store";
+  v->stop_timeout_s_ = spec.stop_timeout_s;
   {
     std::ofstream out(cfg);
     out << venue_config_text(spec, v->store_dir_);
@@ -169,13 +229,23 @@ Expected<std::unique_ptr<VenueProcess>> VenueProcess::start(const VenueSpec& spe
   ::close(log_fd);
   v->pid_ = pid;
 
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(spec.listen_timeout_s);
   for (;;) {
     int status = 0;
     if (::waitpid(pid, &status, WNOHANG) == pid) {
       v->pid_ = -1;
       return Error{"hft-venue exited before listening (status " + std::to_string(status) +
                    "): " + v->log_tail(600)};
+    }
+    if (spec.max_rss_kib > 0) {
+      if (const std::int64_t rss = process_memory(pid).vm_rss_kib; rss > spec.max_rss_kib) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        v->pid_ = -1;
+        return Error{"hft-venue's resident memory reached " + std::to_string(rss >> 10) +
+                     " MiB before it listened, over the limit of " + std::to_string(spec.max_rss_kib >> 10) +
+                     " MiB; killed: " + v->log_tail(300)};
+      }
     }
     std::ifstream pf(port_file);
     int port = 0;
@@ -184,7 +254,8 @@ Expected<std::unique_ptr<VenueProcess>> VenueProcess::start(const VenueSpec& spe
       break;
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      return Error{"hft-venue did not listen within 15 s: " + v->log_tail(600)};
+      return Error{"hft-venue did not listen within " + std::to_string(static_cast<int>(spec.listen_timeout_s)) +
+                   " s: " + v->log_tail(600)};
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -218,7 +289,7 @@ Expected<std::string> VenueProcess::stop() {
   ::kill(pid, SIGTERM);
   int status = 0;
   bool exited = false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(stop_timeout_s_);
   while (std::chrono::steady_clock::now() < deadline) {
     if (::waitpid(pid, &status, WNOHANG) == pid) {
       exited = true;
@@ -229,7 +300,8 @@ Expected<std::string> VenueProcess::stop() {
   if (!exited) {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, &status, 0);
-    return Error{"hft-venue did not stop within 10 s of SIGTERM (killed): " + log_tail(400)};
+    return Error{"hft-venue did not stop within " + std::to_string(static_cast<int>(stop_timeout_s_)) +
+                 " s of SIGTERM (killed): " + log_tail(400)};
   }
   std::string tail = log_tail(400);
   while (!tail.empty() && tail.back() == '\n') tail.pop_back();

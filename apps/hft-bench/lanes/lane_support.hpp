@@ -87,6 +87,7 @@ struct Order {
 /// One acceptor session of the venue config.
 struct VenueSession {
   std::string client_comp_id = std::string(ref::kSender);
+  std::string keys;  ///< extra KEY=VALUE lines of this [SESSION] (e.g. its own JournalSegmentSize)
 };
 
 /// Settings of the venue a lane starts.
@@ -95,29 +96,47 @@ struct VenueSpec {
   bool busy_poll = true;         ///< PollMode=busy (tx/rtt) or epoll (rx: CPU time = work)
   bool journal = true;           ///< FileStorePath under the run directory
   std::uint64_t segment_size = 64ULL << 20;
+  /// JournalInitialSegmentSize = segment_size (tx/rtt/rx: arms compare
+  /// sizes); false: the engine's growth from its initial size (load).
+  bool full_size_segments = true;
   bool prealloc = true;
   /// hft-venue --sink (orders journaled, none answered) instead of --no-fill
   /// (one ExecutionReport per order).
   bool sink = false;
   int core = -1;
   std::string socket_receive_buffer;  ///< SocketReceiveBufferSize value, empty: default
+  /// With busy_poll false: PollMode=epoll with EpollTimeoutMs=0 and
+  /// IdleStrategy=busy-spin (spins on epoll_wait: busy latency, work per
+  /// ready socket, for many sessions) instead of sleeping with backoff.
+  bool epoll_spin = false;
+  /// How long start() waits for the venue to listen.
+  double listen_timeout_s = 15.0;
+  /// How long stop() waits after SIGTERM before it kills the venue.
+  double stop_timeout_s = 10.0;
+  /// start() kills the venue and fails when its VmRSS passes this while it
+  /// starts (a shared host's other work must not meet the OOM killer); 0: no limit.
+  std::int64_t max_rss_kib = 0;
 };
+
+/// MemAvailable of /proc/meminfo in KiB (-1: not read).
+[[nodiscard]] std::int64_t mem_available_kib();
 
 /// The QuickFIX-style config text of the venue (FIXT.1.1 / FIX.5.0SP2,
 /// dictionaries validated, ResetOnLogon, journal under `store_dir`).
 [[nodiscard]] std::string venue_config_text(const VenueSpec& spec, const std::filesystem::path& store_dir);
 
-/// Config keys for a journal with `segment_size` and `prealloc`; an error
+/// Config keys for a journal with `segment_size` (full size from the first
+/// segment, or growing up to it when `full_size` is false) and `prealloc`; an error
 /// when the engine build cannot express the request (prealloc off needs the
 /// JournalPrealloc key).
-[[nodiscard]] Expected<std::string> journal_keys(std::uint64_t segment_size, bool prealloc);
+[[nodiscard]] Expected<std::string> journal_keys(std::uint64_t segment_size, bool prealloc, bool full_size = true);
 
 /// A running hft-venue child process (see the file comment). It dies with
 /// hft-bench (PR_SET_PDEATHSIG), so an interrupted bench leaves none behind.
 class VenueProcess {
  public:
   /// Writes RUN/venue.cfg, starts the venue pinned to spec.core, and waits
-  /// (up to 15 s) for it to listen. Errors quote the venue's stderr.
+  /// (up to spec.listen_timeout_s) for it to listen. Errors quote the venue's stderr.
   [[nodiscard]] static Expected<std::unique_ptr<VenueProcess>> start(const VenueSpec& spec,
                                                                      const std::filesystem::path& run_dir);
   ~VenueProcess();
@@ -133,7 +152,7 @@ class VenueProcess {
   /// CPU the engine thread last ran on (-1 if unreadable).
   [[nodiscard]] int engine_cpu() const;
   /// Stops it (SIGTERM: it logs out its sessions and flushes its journals),
-  /// waits up to 10 s, then SIGKILL. Returns the last line of its stderr
+  /// waits up to spec.stop_timeout_s (10 s by default), then SIGKILL. Returns the last line of its stderr
   /// (its order counters) or an error when it did not exit cleanly.
   [[nodiscard]] Expected<std::string> stop();
   /// The venue's stderr so far (last `max_bytes`).
@@ -145,7 +164,25 @@ class VenueProcess {
   std::uint16_t port_ = 0;
   std::filesystem::path log_path_;
   std::filesystem::path store_dir_;
+  double stop_timeout_s_ = 10.0;
 };
+
+/// Resident memory of a process from /proc/PID/status, in KiB (-1: not read).
+struct ProcessMemory {
+  std::int64_t vm_rss_kib = -1, rss_anon_kib = -1, rss_file_kib = -1, rss_shmem_kib = -1, vm_hwm_kib = -1;
+};
+[[nodiscard]] ProcessMemory process_memory(pid_t pid);
+
+/// Disk space allocated to the files under `dir` (recursive): the sum of
+/// st_blocks * 512, so sparse and preallocated files count as the disk holds them.
+[[nodiscard]] std::uint64_t allocated_bytes(const std::filesystem::path& dir);
+
+/// Time a thread spent on a CPU and runnable waiting for one (ns), from
+/// /proc/PID/task/TID/schedstat; zeros if unreadable.
+struct ThreadSched {
+  std::uint64_t run_ns = 0, wait_ns = 0;
+};
+[[nodiscard]] ThreadSched thread_sched(pid_t pid, pid_t tid);
 
 /// CPU time (ns) of thread `tid` of process `pid`, from schedstat; 0 if unreadable.
 [[nodiscard]] std::uint64_t thread_cpu_ns(pid_t pid, pid_t tid);
