@@ -14,12 +14,13 @@
 //                 RssFile + RssShmem: mapped journal pages)
 //
 //   startup_bench [--role acceptor|initiator] [--sessions 1,10,100,1000]
-//                 [--dir DIR] [--set KEY=VALUE ...]
+//                 [--dir DIR] [--set KEY=VALUE ...] [--wave N]
 //
 // --set adds a [DEFAULT] key to the child's configuration (to compare
 // settings). Peers connect from 127.0.0.x source addresses, at most 16 at a
-// time per address and 48 pending at once, inside the acceptor's default
-// pre-logon limits (MaxPendingConnectionsPerAddress, MaxPendingConnections).
+// time per address and --wave (48) pending at once, inside the acceptor's
+// default pre-logon limits (MaxPendingConnectionsPerAddress,
+// MaxPendingConnections); a larger wave needs those raised with --set.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -58,6 +59,8 @@ namespace fs = std::filesystem;
 using namespace hft;
 
 std::atomic<bool> g_stop{false};
+std::string g_begin = "FIX.4.4";
+std::size_t g_wave = 48;  // Logons outstanding at once after the first (--wave)  // the peers' BeginString (--set BeginString=...)
 void on_signal(int) { g_stop.store(true); }
 
 double ms_since(std::int64_t t0) { return static_cast<double>(core::monotonic_ns() - t0) / 1e6; }
@@ -73,8 +76,17 @@ struct QuietApp final : session::Application {
 int serve(const std::string& role, int sessions, int port, const std::string& dir,
           const std::vector<std::string>& sets) {
   std::ostringstream ini;
-  ini << "[DEFAULT]\nConnectionType=" << role << "\nBeginString=FIX.4.4\nHeartBtInt=30\n"
-      << "UseDataDictionary=N\nNonStopSession=Y\nFileStorePath=" << dir << "\nLogLevel=error\nReconnectInterval=1\n";
+  // Defaults a --set can replace (e.g. BeginString=FIXT.1.1 with dictionaries).
+  auto given = [&](std::string_view key) {
+    for (const std::string& s : sets)
+      if (s.rfind(std::string(key) + "=", 0) == 0) return true;
+    return false;
+  };
+  ini << "[DEFAULT]\nConnectionType=" << role << "\nHeartBtInt=30\nNonStopSession=Y\nFileStorePath=" << dir
+      << "\nLogLevel=error\nReconnectInterval=1\n";
+  if (!given("BeginString")) ini << "BeginString=FIX.4.4\n";
+  if (!given("UseDataDictionary") && !given("DataDictionary") && !given("AppDataDictionary"))
+    ini << "UseDataDictionary=N\n";
   if (role == "acceptor") ini << "SocketAcceptPort=" << port << "\nSenderCompID=VENUE\n";
   else ini << "SocketConnectHost=127.0.0.1\nSocketConnectPort=" << port << "\nTargetCompID=VENUE\n";
   for (const std::string& s : sets) ini << s << "\n";
@@ -126,8 +138,9 @@ std::string fix_message(std::string_view sender, std::string_view target, std::s
   body.append("35=").append(msg_type).append("\x01" "34=1\x01" "49=").append(sender);
   body.append("\x01" "52=").append(stamp).append("\x01" "56=").append(target).append("\x01");
   if (msg_type == "A") body.append("98=0\x01" "108=30\x01");
+  if (msg_type == "A" && g_begin == "FIXT.1.1") body.append("1137=9\x01");
   std::string m;
-  m.append("8=FIX.4.4\x01" "9=").append(std::to_string(body.size())).append("\x01").append(body);
+  m.append("8=").append(g_begin).append("\x01" "9=").append(std::to_string(body.size())).append("\x01").append(body);
   unsigned sum = 0;
   for (const char c : m) sum += static_cast<unsigned char>(c);
   char tail[16];
@@ -335,7 +348,7 @@ Row run_acceptor(const char* self, int n, const fs::path& dir, const std::vector
       return row;
     }
     // Session 1 alone until its Logon is answered; then waves.
-    const std::size_t limit = answered == 0 ? 1 : 48;
+    const std::size_t limit = answered == 0 ? 1 : g_wave;
     while (next < peers.size() && pending < limit) {
       Peer& p = peers[next];
       p.index = static_cast<int>(next);
@@ -494,6 +507,7 @@ int main(int argc, char** argv) {
     else if (a == "--port") port = std::atoi(value().c_str());
     else if (a == "--dir") dir = value();
     else if (a == "--set") sets.push_back(value());
+    else if (a == "--wave") g_wave = static_cast<std::size_t>(std::atoi(value().c_str()));
     else if (a == "--sessions") {
       counts.clear();
       std::stringstream list(value());
@@ -504,6 +518,8 @@ int main(int argc, char** argv) {
     }
   }
   if (!serve_role.empty()) return serve(serve_role, n, port, dir, sets);
+  for (const std::string& set : sets)
+    if (set.rfind("BeginString=", 0) == 0) g_begin = set.substr(12);
   if (role != "acceptor" && role != "initiator") {
     std::fprintf(stderr, "startup_bench: --role must be acceptor or initiator\n");
     return 2;

@@ -712,6 +712,8 @@ Expected<std::unique_ptr<Engine>> Engine::build(const Config& config, session::A
   engine->reactor_ = std::move(*reactor);
 
   engine->dictionaries_ = std::make_unique<DictionaryCache>();
+  engine->listen_backlog_ =
+      static_cast<int>(std::clamp<std::size_t>(2 * config.sessions().size() + limits.max_pending, 128, 65535));
   if (config.defaults().has("JournalThreadCore")) {
     auto core = config.defaults().get_int("JournalThreadCore");
     if (!core) return core.error();
@@ -745,6 +747,10 @@ Expected<std::unique_ptr<Engine>> Engine::build(const Config& config, session::A
 Expected<transport::Listener*> Engine::listener_for(const Section& section) {
   auto opts = listener_options(section);
   if (!opts) return opts.error();
+  // Room in the accept queue for every session to reconnect at once (a
+  // venue restart): with the default 128, the SYNs of the others are
+  // dropped and retried after 1, 3, 7 s. The kernel caps it at somaxconn.
+  opts->backlog = std::max(opts->backlog, listen_backlog_);
   // Sessions with the same SocketAcceptHost and SocketAcceptPort share one
   // listener (port 0 included: one free port for all of them).
   const auto where = std::make_pair(opts->host, opts->port);

@@ -71,6 +71,15 @@ Expected<std::shared_ptr<const codec::Dictionary>> DictionaryCache::get(const st
   return *loaded;
 }
 
+std::shared_ptr<const codec::Dictionary> DictionaryCache::combined(
+    const std::shared_ptr<const codec::Dictionary>& transport, const std::shared_ptr<const codec::Dictionary>& app) {
+  const auto key = std::make_pair(transport.get(), app.get());
+  auto it = combined_.find(key);
+  if (it == combined_.end())
+    it = combined_.emplace(key, Combined{transport, app, codec::Dictionary::combine(*transport, *app)}).first;
+  return it->second.combined;
+}
+
 std::string session_directory_name(const session::SessionID& id) {
   std::string name = id.begin_string + "-" + id.sender_comp_id + "-" + id.target_comp_id;
   if (!id.qualifier.empty()) name += "-" + id.qualifier;
@@ -198,6 +207,10 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
         HFT_GET(st.app_dictionary, dictionaries.get(path, s.where(chosen_key) + ": " + chosen_key));
       }
     }
+  }
+  if (st.app_dictionary && st.begin_string == "FIXT.1.1") {
+    const auto transport = st.dictionary ? st.dictionary : codec::Dictionary::builtin(codec::FixVersion::kFixT11);
+    if (transport) st.combined_dictionary = dictionaries.combined(transport, st.app_dictionary);
   }
 
   // Schedule.

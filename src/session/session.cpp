@@ -247,7 +247,8 @@ Expected<void> Session::init(Instant now) {
       settings_.dictionary ? settings_.dictionary : codec::Dictionary::builtin(version_);
   if (!session_dict) return Error{"DataDictionary: no built-in dictionary for " + settings_.begin_string};
   if (version_ == codec::FixVersion::kFixT11 && settings_.app_dictionary) {
-    dictionary_ = codec::Dictionary::combine(*session_dict, *settings_.app_dictionary);
+    dictionary_ = settings_.combined_dictionary ? settings_.combined_dictionary
+                                                : codec::Dictionary::combine(*session_dict, *settings_.app_dictionary);
     app_dictionary_ = settings_.app_dictionary;
     validate_app_ = true;
   } else {

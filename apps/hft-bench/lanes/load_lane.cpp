@@ -308,8 +308,8 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   result.notes.emplace_back("open files", *fds);
   VenueSpec spec;
   spec.sessions.clear();
-  for (std::uint32_t k = 0; k < n; ++k) spec.sessions.push_back({"CLIENT" + std::to_string(k + 1)});
-  spec.sessions.push_back({kProbeComp});
+  for (std::uint32_t k = 0; k < n; ++k) spec.sessions.push_back({"CLIENT" + std::to_string(k + 1), {}});
+  spec.sessions.push_back({kProbeComp, {}});
   spec.busy_poll = set.venue_busy;
   spec.epoll_spin = !set.venue_busy;
   spec.core = cfg.server_core;

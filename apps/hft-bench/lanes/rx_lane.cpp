@@ -75,7 +75,7 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   if (port == 0) {
     VenueSpec spec;
     spec.sessions.clear();
-    for (std::uint32_t k = 0; k < n; ++k) spec.sessions.push_back({"CLIENT" + std::to_string(k + 1)});
+    for (std::uint32_t k = 0; k < n; ++k) spec.sessions.push_back({"CLIENT" + std::to_string(k + 1), {}});
     spec.busy_poll = cfg.variant != "epoll";
     spec.core = cfg.server_core;
     spec.segment_size = cfg.segment_size;

@@ -210,6 +210,7 @@ class Engine {
   int journal_cpu_ = -1;
   std::string journal_cpu_where_ = "JournalThreadCore";
   bool reap_pending_ = false;
+  int listen_backlog_ = 128;  // 2 x configured sessions, at least 128
   std::vector<std::unique_ptr<SendRing>> rings_;
   std::vector<Slot*> by_handle_;  // SessionHandle::value - 1 -> slot (nullptr once removed)
   std::vector<int> ports_;

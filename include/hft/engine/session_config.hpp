@@ -21,9 +21,17 @@ class DictionaryCache {
   /// The dictionary at `path`. Error: "where: DataDictionary: <loader error>".
   [[nodiscard]] Expected<std::shared_ptr<const codec::Dictionary>> get(const std::string& path,
                                                                        const std::string& where);
+  /// `transport` and `app` combined (codec::Dictionary::combine), once per pair.
+  [[nodiscard]] std::shared_ptr<const codec::Dictionary> combined(
+      const std::shared_ptr<const codec::Dictionary>& transport, const std::shared_ptr<const codec::Dictionary>& app);
 
  private:
   std::map<std::string, std::shared_ptr<const codec::Dictionary>> loaded_;
+  // Keyed by the pair; holds both, so the addresses stay theirs.
+  struct Combined {
+    std::shared_ptr<const codec::Dictionary> transport, app, combined;
+  };
+  std::map<std::pair<const codec::Dictionary*, const codec::Dictionary*>, Combined> combined_;
 };
 
 /// Where a session keeps its messages and sequence numbers.
