@@ -283,8 +283,9 @@ constexpr std::array kSchema = {
                            "up to JournalSegmentSize, so disk and memory grow with what a session journals, not "
                            "with the number of sessions. The first segment is created at the session's first "
                            "message; the next one is prepared once a segment is half full, and at once after the "
-                           "first rotation. A multiple of 4 KiB, at most JournalSegmentSize; set it to "
-                           "JournalSegmentSize for full-size segments from the start.",
+                           "first rotation. A multiple of 4 KiB, at most JournalSegmentSize. Equal to "
+                           "JournalSegmentSize: full-size segments from the start, the first one and its spare "
+                           "created and pre-faulted at start-up (the latency setting for a few busy sessions).",
             .min = 16 * kKiB, .max = 64 * kGiB},
     KeySpec{.name = "JournalDurability", .type = T::kEnum, .default_value = "os",
             .description = "`none`: memory only; `os`: survives a process crash (mapped file); `fsync`: also "

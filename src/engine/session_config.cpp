@@ -321,10 +321,16 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
       return Error{s.where("JournalInitialSegmentSize") + ": JournalInitialSegmentSize: " + std::to_string(initial) +
                    " must be a multiple of 4096 and at most JournalSegmentSize (" + std::to_string(size) + ")"};
     out.store.journal.initial_segment_size = initial;
-    // Nothing on disk for a session until it journals its first message,
-    // and no spare for a journal that is not filling.
-    out.store.journal.defer_first_segment = true;
-    out.store.journal.prepare_spare_at = 0.5;
+    // Growing segments (the default): nothing on disk for a session until it
+    // journals its first message, and no spare for a journal that is not
+    // filling. Full-size segments from the start (initial = segment size,
+    // the single-session latency setting) are created, pre-faulted and
+    // spared at open, before trading, as they always were: deferring them
+    // moved a 64 MiB pre-fault and zero-fill into the first minutes of
+    // trading, onto the service thread that shares the session's core.
+    const bool growing = initial < size;
+    out.store.journal.defer_first_segment = growing;
+    out.store.journal.prepare_spare_at = growing ? 0.5 : 0.0;
     std::string durability;
     HFT_GET(durability, s.get_string("JournalDurability"));
     auto parsed = store::parse_durability(durability);
