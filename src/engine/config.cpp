@@ -365,9 +365,11 @@ Section Section::instantiate(const SessionId& id) const {
       {"SenderCompID", &id.sender_comp_id},     {"TargetCompID", &id.target_comp_id},
       {"SenderSubID", &id.sender_sub_id},       {"TargetSubID", &id.target_sub_id},
       {"SenderLocationID", &id.sender_location_id}, {"TargetLocationID", &id.target_location_id}};
-  for (const auto& [key, value] : ids) {
+  for (const auto& entry : ids) {
+    const char* key = entry.first;
+    const std::string* value = entry.second;
     const auto it = std::find_if(s.settings_.begin(), s.settings_.end(),
-                                 [&](const Setting& x) { return iequals(x.key, key); });
+                                 [key](const Setting& x) { return iequals(x.key, key); });
     if (value->empty()) {
       if (it != s.settings_.end()) s.settings_.erase(it);
     } else if (it != s.settings_.end()) {
