@@ -146,18 +146,6 @@ Expected<void> validate_config(const LaneConfig& c, const std::string& origin) {
   return {};
 }
 
-std::string run_id(std::size_t order, const LaneConfig& c) {
-  char num[16];
-  std::snprintf(num, sizeof(num), "r%03zu", order);
-  std::string id = std::string(num) + "-" + c.lane + "-" + c.variant;
-  if (c.engine != "none") id += "-" + c.engine;
-  id += "-" + c.arm;
-  for (char& ch : id) {
-    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.')) ch = '_';
-  }
-  return id;
-}
-
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -644,6 +632,18 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
   console << "report: " << (config.out_dir / "report.json").string() << ", " << (config.out_dir / "report.html").string()
           << ", raw series in " << series_dir.string() << "\n";
   return rep;
+}
+
+std::string run_id(std::size_t order, const LaneConfig& c) {
+  char num[16];
+  std::snprintf(num, sizeof(num), "r%03zu", order);
+  std::string id = std::string(num) + "-" + c.lane + "-" + c.variant;
+  if (c.engine != "none") id += "-" + c.engine;
+  id += "-" + c.arm;
+  for (char& ch : id) {
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.')) ch = '_';
+  }
+  return id;
 }
 
 }  // namespace hft::lab

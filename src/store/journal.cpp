@@ -703,8 +703,7 @@ Expected<void> Journal::add_epoch_history(const std::vector<std::uint64_t>& numb
 Expected<void> Journal::start_fresh(std::uint64_t number, std::uint64_t epoch, std::int64_t epoch_created_ns,
                                     bool epoch_start) {
   Segment* seg = acquire_pool();
-  const std::size_t first_size = config_.initial_segment_size != 0 ? config_.initial_segment_size : config_.segment_size;
-  if (const int err = create_segment(seg, number, first_size); err != 0) {
+  if (const int err = create_segment(seg, number, first_segment_size()); err != 0) {
     release_pool(seg);
     return Error{segment_path(number) + ": cannot create segment: " + errno_text(err)};
   }
@@ -910,16 +909,23 @@ void Journal::publish() noexcept {
   published_slot_low_.store(slot_low_, std::memory_order_relaxed);
 }
 
-void Journal::compute_max_payload() noexcept {
-  // The largest claim a fresh segment of the configured size can hold.
+std::size_t Journal::segment_overhead() const noexcept {
+  // The segment header and start record, the seal record with its slot
+  // room, and the reserve record with its slot: what no claim gets.
   const std::size_t align = config_.record_alignment;
-  const std::size_t first =
-      kSegmentHeaderSize + align_up(kRecordHeaderSize + sizeof(SegmentStartPayload), align);
   const std::size_t reserve =
       config_.reserve_bytes == 0 ? 0 : align_up(kRecordHeaderSize + config_.reserve_bytes, align) + kSlotSize;
-  const std::size_t limit = config_.segment_size - kSlotSize -
-                            align_up(kRecordHeaderSize + sizeof(SegmentSealPayload), align) - reserve;
-  max_payload_ = (limit - first - kRecordHeaderSize) & ~(align - 1);
+  return kSegmentHeaderSize + align_up(kRecordHeaderSize + sizeof(SegmentStartPayload), align) + kSlotSize +
+         align_up(kRecordHeaderSize + sizeof(SegmentSealPayload), align) + reserve;
+}
+
+std::size_t Journal::first_segment_size() const noexcept {
+  return config_.initial_segment_size != 0 ? config_.initial_segment_size : config_.segment_size;
+}
+
+void Journal::compute_max_payload() noexcept {
+  // The largest claim a fresh segment of the configured size can hold.
+  max_payload_ = (config_.segment_size - segment_overhead() - kRecordHeaderSize) & ~(config_.record_alignment - 1);
 }
 
 void Journal::set_end_reserve(std::size_t align) noexcept {
@@ -993,13 +999,8 @@ int Journal::create_segment(Segment* segment, std::uint64_t number, std::size_t 
 }
 
 std::size_t Journal::size_to_hold(std::size_t size, std::size_t need) const noexcept {
-  // Room a fresh segment of `size` leaves for claims (activate's limit_
-  // less the start record), against the claim's `need`.
-  const std::size_t align = config_.record_alignment;
-  const std::size_t first = kSegmentHeaderSize + align_up(kRecordHeaderSize + sizeof(SegmentStartPayload), align);
-  const std::size_t reserve =
-      config_.reserve_bytes == 0 ? 0 : align_up(kRecordHeaderSize + config_.reserve_bytes, align) + kSlotSize;
-  const std::size_t fixed = first + kSlotSize + align_up(kRecordHeaderSize + sizeof(SegmentSealPayload), align) + reserve;
+  // Room a fresh segment of `size` leaves for claims, against the claim's `need`.
+  const std::size_t fixed = segment_overhead();
   while (size < config_.segment_size && size < fixed + need) size = std::min(size * 2, config_.segment_size);
   return size;
 }
@@ -1010,8 +1011,7 @@ bool Journal::create_first(std::size_t need) noexcept {
     fail(StoreStatus::kNoSpare, 0);
     return false;
   }
-  const std::size_t size = size_to_hold(
-      config_.initial_segment_size != 0 ? config_.initial_segment_size : config_.segment_size, need);
+  const std::size_t size = size_to_hold(first_segment_size(), need);
   // Its directory too, if open found none (its parent exists).
   if (::mkdir(config_.directory.c_str(), 0755) != 0 && errno != EEXIST) {
     const int err = errno;

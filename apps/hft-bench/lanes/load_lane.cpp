@@ -706,18 +706,6 @@ Lane make_load_lane() {
   return lane;
 }
 
-std::string run_id_of(std::size_t order, const LaneConfig& c) {
-  char num[16];
-  std::snprintf(num, sizeof(num), "r%03zu", order);
-  std::string id = std::string(num) + "-" + c.lane + "-" + c.variant;
-  if (c.engine != "none") id += "-" + c.engine;
-  id += "-" + c.arm;
-  for (char& ch : id) {
-    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.')) ch = '_';
-  }
-  return id;
-}
-
 std::string note_of(const RunRecord& r, const std::string& key) {
   for (const auto& [k, v] : r.result.notes) {
     if (k == key) return v;
@@ -765,7 +753,7 @@ Expected<void> expand_load_runs(Plan& plan, const std::filesystem::path& out_dir
     }
     k = end;
   }
-  for (std::size_t k = 0; k < runs.size(); ++k) runs[k].config.run_dir = out_dir / "runs" / run_id_of(k + 1, runs[k].config);
+  for (std::size_t k = 0; k < runs.size(); ++k) runs[k].config.run_dir = out_dir / "runs" / run_id(k + 1, runs[k].config);
   plan.runs = std::move(runs);
   return {};
 }

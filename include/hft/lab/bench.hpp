@@ -78,6 +78,10 @@ struct Plan {
 /// and KiB/MiB/GiB are powers of 1024).
 [[nodiscard]] Expected<std::uint64_t> parse_size(std::string_view text);
 
+/// Directory name of the `order`-th run (from 1): "r003-tx-unpaced-libhft-arm",
+/// characters other than alphanumerics, '-', '_' and '.' replaced by '_'.
+[[nodiscard]] std::string run_id(std::size_t order, const LaneConfig& c);
+
 /// Parses "on"/"off" (also true/false, 1/0, yes/no).
 [[nodiscard]] Expected<bool> parse_on_off(std::string_view text);
 

@@ -345,6 +345,10 @@ class Journal {
   /// included, aligned): at least `size`, doubled while it cannot, at most
   /// config_.segment_size.
   [[nodiscard]] std::size_t size_to_hold(std::size_t size, std::size_t need) const noexcept;
+  /// Bytes of a fresh segment no claim can have (header, start, seal, reserve).
+  [[nodiscard]] std::size_t segment_overhead() const noexcept;
+  /// initial_segment_size, or segment_size when it is 0.
+  [[nodiscard]] std::size_t first_segment_size() const noexcept;
   /// The first segment of a journal opened with none (defer_first_segment).
   bool create_first(std::size_t need) noexcept;
   /// Creates the next-numbered segment of `size` into the pooled `segment`
