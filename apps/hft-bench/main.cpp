@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <ctime>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -91,12 +92,13 @@ int main(int argc, char** argv) {
   std::string load_rate = "half";
   std::string probe_calls = "10000";
   std::string venue_poll = "epoll";
+  std::optional<int> producer_core;
 
   app.add_option("--lanes", lanes, "Lanes to run, comma-separated: floor, tx, rtt, rx, codec, load")->delimiter(',');
   app.add_option("--variants", variants,
                  "Variants to run (default: each lane's defaults), e.g. busy-closed or floor:busy-paced")
       ->delimiter(',');
-  app.add_option("--engines", engines, "Engines for tx/rtt: libhft, quickfix, llfix")->delimiter(',');
+  app.add_option("--engines", engines, "Engines for tx/rtt: libhft (typed messages), libhft-tags (by tag), quickfix, llfix")->delimiter(',');
   app.add_option("--calls", cfg.base.calls, "Measured calls per run")->capture_default_str();
   app.add_option("--warmup", cfg.base.warmup, "Warm-up calls per run (run, not recorded)")->capture_default_str();
   app.add_option("--runs", cfg.runs, "Runs per lane/variant/engine/arm (never pooled)")->capture_default_str();
@@ -106,6 +108,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--server-core", cfg.base.server_core, "CPU of the server / venue thread (-1: unpinned)")
       ->capture_default_str();
+  app.add_option("--producer-core", producer_core,
+                 "tx lane, variants paced-ring*: CPU of the thread that builds the orders (default: --server-core)");
   app.add_option("--message-size", cfg.base.message_size, "Bytes per message of the floor lane")
       ->capture_default_str();
   app.add_option("--segment-size", segment_size, "Journal segment size (bytes or 64MiB, 640MiB)")
@@ -266,6 +270,13 @@ int main(int argc, char** argv) {
     cfg.arms.push_back(std::move(*arm));
   }
 
+  if (producer_core) {
+    if (*producer_core < -1 || (*producer_core >= 0 && !hft::core::cpu_exists(*producer_core))) {
+      return bad_arguments("--producer-core " + std::to_string(*producer_core) +
+                           ": no such CPU for this process (or -1 to leave the producer unpinned)");
+    }
+    cfg.base.extra["producer-core"] = std::to_string(*producer_core);
+  }
   if (std::find(cfg.lanes.begin(), cfg.lanes.end(), "load") != cfg.lanes.end()) {
     cfg.base.extra["sessions"] = sessions;
     cfg.base.extra["load-threads"] = load_threads;

@@ -287,6 +287,11 @@ constexpr std::array kSchema = {
                            "JournalSegmentSize: full-size segments from the start, the first one and its spare "
                            "created and pre-faulted at start-up (the latency setting for a few busy sessions).",
             .min = 16 * kKiB, .max = 64 * kGiB},
+    KeySpec{.name = "JournalPrealloc", .type = T::kBool, .default_value = "Y",
+            .description = "N: nothing is prepared ahead of the writer, as in an engine without preallocation (a "
+                           "lab control, hft-bench --prealloc off): each rotation creates the next segment on the "
+                           "session's thread, and the thread faults in every journal page it first writes. Y: the "
+                           "next segment is created and pre-faulted in the background."},
     KeySpec{.name = "JournalDurability", .type = T::kEnum, .default_value = "os",
             .description = "`none`: memory only; `os`: survives a process crash (mapped file); `fsync`: also "
                            "flushed every JournalFsyncIntervalMs; `sync`: every append flushed (slow).",

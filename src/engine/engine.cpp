@@ -1009,11 +1009,10 @@ void Engine::reap() noexcept {
   }
 }
 
-int Engine::poll() noexcept {
+int Engine::poll_sockets() noexcept {
   if (reap_pending_) [[unlikely]]
     reap();
-  const int queued = rings_.empty() ? 0 : drain_rings();
-  return reactor_->do_work() + queued;
+  return reactor_->do_work();
 }
 
 void Engine::apply_logon_window(Slot& slot, const session::Instant& now) noexcept {

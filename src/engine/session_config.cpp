@@ -331,6 +331,9 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
     const bool growing = initial < size;
     out.store.journal.defer_first_segment = growing;
     out.store.journal.prepare_spare_at = growing ? 0.5 : 0.0;
+    bool prealloc = true;
+    HFT_GET(prealloc, s.get_bool("JournalPrealloc"));
+    out.store.journal.preallocate = prealloc;
     std::string durability;
     HFT_GET(durability, s.get_string("JournalDurability"));
     auto parsed = store::parse_durability(durability);

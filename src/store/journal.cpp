@@ -178,6 +178,8 @@ Expected<std::unique_ptr<Journal>> Journal::open(const JournalConfig& config, Jo
        config.initial_segment_size > config.segment_size))
     return Error{dir + ": initial_segment_size " + std::to_string(config.initial_segment_size) +
                  " must be a multiple of 4096 in [16384, segment_size " + std::to_string(config.segment_size) + "]"};
+  if (!config.preallocate && config.spare_miss != SpareMissPolicy::kCreateInline)
+    return Error{dir + ": preallocate off needs the spare-miss policy create-inline (no spare is ever prepared)"};
   if (!(config.prepare_spare_at >= 0.0 && config.prepare_spare_at < 1.0))
     return Error{dir + ": prepare_spare_at " + std::to_string(config.prepare_spare_at) + " must be in [0, 1)"};
   if (config.record_alignment != 8 && config.record_alignment != 64)
@@ -546,7 +548,9 @@ Expected<void> Journal::recover() {
       last_indexed_seq_ = 0;
     }
   }
-  if (config_.rewarm_window == 0) {
+  if (!config_.preallocate) {
+    // Nothing ahead of the writer: it faults in what it stores to.
+  } else if (config_.rewarm_window == 0) {
     detail::prefault_pages(base, pos_, size);
   } else {
     // The pages the writer reaches first (data after pos_, the slot pages
@@ -572,8 +576,10 @@ Expected<void> Journal::recover() {
       release_pool(next);
       return Error{segment_path(number) + ": cannot create segment: " + errno_text(err)};
     }
-    detail::prefault_pages(next->base, 0, next->size);
-    next->prefaulted.store(true, std::memory_order_release);
+    if (config_.preallocate) {
+      detail::prefault_pages(next->base, 0, next->size);
+      next->prefaulted.store(true, std::memory_order_release);
+    }
     Segment* old = active_;
     const std::uint64_t old_number = old->number;
     old->final_end = pos_;
@@ -708,8 +714,10 @@ Expected<void> Journal::start_fresh(std::uint64_t number, std::uint64_t epoch, s
     return Error{segment_path(number) + ": cannot create segment: " + errno_text(err)};
   }
   next_number_.store(number + 1, std::memory_order_relaxed);
-  detail::prefault_pages(seg->base, 0, seg->size);
-  seg->prefaulted.store(true, std::memory_order_release);
+  if (config_.preallocate) {
+    detail::prefault_pages(seg->base, 0, seg->size);
+    seg->prefaulted.store(true, std::memory_order_release);
+  }
   epoch_ = epoch;
   epoch_created_ns_ = epoch_created_ns;
   activate(seg, epoch_start);
@@ -1023,10 +1031,12 @@ bool Journal::create_first(std::size_t need) noexcept {
   segments_created_.add();
   // The pages the writer stores to first (data and slots); the service
   // pre-faults the rest (prefaulted stays false).
-  const std::size_t head = std::min(kFirstPrefault, seg->size / 2);
-  detail::prefault_pages(seg->base, 0, head);
-  detail::prefault_pages(seg->base, seg->size - head, seg->size);
-  if (seg->size <= 2 * kFirstPrefault) seg->prefaulted.store(true, std::memory_order_release);
+  if (config_.preallocate) {
+    const std::size_t head = std::min(kFirstPrefault, seg->size / 2);
+    detail::prefault_pages(seg->base, 0, head);
+    detail::prefault_pages(seg->base, seg->size - head, seg->size);
+    if (seg->size <= 2 * kFirstPrefault) seg->prefaulted.store(true, std::memory_order_release);
+  }
   const bool epoch_start = pending_epoch_start_;
   pending_epoch_start_ = false;
   activate(seg, epoch_start);
@@ -1289,11 +1299,11 @@ int Journal::maintain(std::int64_t now) noexcept {
   if (maintaining_.exchange(true, std::memory_order_acquire)) return 0;
   // The spare first: a writer about to rotate waits for nothing else.
   // Retiring (write-back, munmap) can block on the disk queue.
-  int work = service_spare(now);
-  work += service_prefault();
+  // Without preallocation nothing is prepared ahead of the writer.
+  int work = config_.preallocate ? service_spare(now) + service_prefault() : 0;
   work += service_retire(now);
   work += service_flush(now);
-  work += service_rewarm(now);
+  if (config_.preallocate) work += service_rewarm(now);
   work += service_retention(now);
   maintaining_.store(false, std::memory_order_release);
   return work;

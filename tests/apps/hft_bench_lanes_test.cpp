@@ -124,6 +124,59 @@ TEST_F(HftBenchLanes, every_lane_runs_and_every_journal_audit_passes) {
   EXPECT_EQ(audit["runs"].size(), report["runs"].size());
 }
 
+TEST_F(HftBenchLanes, orders_built_on_another_thread_are_sent_by_the_engine_thread_typed_or_by_tag) {
+  // tx paced-ring: the producer thread builds each order into the engine's
+  // SendRing, the client thread sends it; both libhft engines (typed
+  // writer, by tag) put every order on the wire and in both journals.
+  const std::uint64_t calls = 2000;
+  const json report = run_passing("--lanes tx --variants paced-ring,paced-ring-sink,paced --engines libhft,libhft-tags"
+                                  " --calls " + std::to_string(calls) + " --warmup 200 --rate 5000 --segment-size 1MiB");
+  ASSERT_EQ(report["runs"].size(), 6u);
+  std::set<std::string> seen;
+  for (const json& run : report["runs"]) {
+    const std::string id = run["id"];
+    const std::string variant = run["variant"];
+    seen.insert(run["engine"].get<std::string>() + " " + variant);
+    EXPECT_EQ(run["error"], "") << id;
+    EXPECT_EQ(run["audit"]["status"], "pass") << id << ": " << run["audit"]["detail"];
+    const std::string detail = run["audit"]["detail"];
+    EXPECT_NE(detail.find("35=D count " + std::to_string(calls + 200) + " == expected"), std::string::npos)
+        << id << ": " << detail;
+    const std::string bytes = run["notes"]["order bytes on the wire (last)"];
+    EXPECT_GE(std::stoi(bytes), 230) << id;
+    EXPECT_LE(std::stoi(bytes), 250) << id;
+    EXPECT_EQ(run["target_rate"], 5000.0) << id;
+    if (variant == "paced") continue;
+    EXPECT_EQ(run["series"][0]["name"], "service") << id;
+    for (const char* name : {"service", "response", "scheduler_delay", "producer", "handover"}) {
+      const json* s = series_named(run, name);
+      ASSERT_NE(s, nullptr) << id << " " << name;
+      EXPECT_EQ((*s)["stats"]["count"], calls) << id << " " << name;
+    }
+    // Build + hand-over + send is longer than the build alone.
+    EXPECT_GT((*series_named(run, "service"))["stats"]["p50_ns"].get<double>(),
+              (*series_named(run, "producer"))["stats"]["p50_ns"].get<double>())
+        << id;
+    const std::string queue = run["notes"]["cross-thread queue"];
+    EXPECT_NE(queue.find("queue attempts found the ring full"), std::string::npos) << id;
+    bool producer = false;
+    for (const json& t : run["threads"]) producer = producer || t["role"] == "producer";
+    EXPECT_TRUE(producer) << id;
+  }
+  EXPECT_EQ(seen.size(), 6u);
+}
+
+TEST_F(HftBenchLanes, the_cross_thread_variant_is_refused_for_an_engine_without_one) {
+#if HFT_BENCH_HAS_QUICKFIX
+  const Outcome o = run("--lanes tx --variants paced-ring --engines quickfix --calls 100 --warmup 10 --rate 1000");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_FALSE(fs::exists(dir_ / "lab" / "report.json"));
+  EXPECT_NE(o.err.find("engine 'quickfix' has no cross-thread send"), std::string::npos) << o.out << o.err;
+#else
+  GTEST_SKIP() << "QuickFIX's adapter is not built";
+#endif
+}
+
 TEST_F(HftBenchLanes, load_lane_reports_its_figures_and_audits_every_session) {
   // rx with 8 clients first, so the criterion compares with it; then the
   // load lane's one run set (N = 10): max, then paced at half of max.
@@ -231,12 +284,22 @@ TEST_F(HftBenchLanes, journal_rotations_inside_the_window_are_audited_per_arm) {
   }
 }
 
-TEST_F(HftBenchLanes, prealloc_off_is_refused_before_anything_runs_when_the_engine_cannot_express_it) {
-  const Outcome o = run("--lanes tx --engines libhft --calls 100 --prealloc off");
-  if (o.exit_code == 0) GTEST_SKIP() << "this libhft build has a JournalPrealloc key";
-  EXPECT_EQ(o.exit_code, 2) << o.err;
-  EXPECT_NE(o.err.find("--prealloc off"), std::string::npos) << o.err;
-  EXPECT_FALSE(fs::exists(dir_ / "lab" / "report.json"));
+TEST_F(HftBenchLanes, prealloc_off_runs_both_ends_without_journal_preallocation) {
+  // LAB.md rule 9: --prealloc off runs, the client's and the venue's
+  // journals with JournalPrealloc=N (rotations create segments inline, the
+  // writers fault in their own pages: tests/store/growth_test.cpp), 1 MiB
+  // segments rotating in the window, and every order is in the journals.
+  const Outcome o = run("--lanes tx --variants unpaced --engines libhft --calls 5000 --warmup 100 --runs 1"
+                        " --segment-size 1MiB --prealloc off");
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const json report = load("report.json");
+  ASSERT_EQ(report["runs"].size(), 1u);
+  const json& r = report["runs"][0];
+  EXPECT_EQ(r["error"], "");
+  EXPECT_EQ(r["audit"]["status"], "pass") << r["audit"]["detail"];
+  EXPECT_EQ(r["config"]["journal"]["prealloc"], false);
+  const std::string detail = r["audit"]["detail"];
+  EXPECT_NE(detail.find("35=D count 5100 == expected"), std::string::npos) << detail;
 }
 
 // Only in a build without the llfix adapter (with it, hft_bench_llfix_test

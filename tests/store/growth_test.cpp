@@ -6,6 +6,7 @@
 // missing one.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -343,6 +344,78 @@ TEST(EmptySeqNums, a_damaged_file_that_is_not_all_zero_is_still_refused) {
   auto s = JournalStore::open(c);
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message.find(path), std::string::npos) << s.error().message;
+}
+
+// Page faults of the calling thread so far: minor, and major (a page of a
+// fresh file not yet in the page cache counts as one, with no disk read).
+long thread_faults() {
+  rusage u{};
+  ::getrusage(RUSAGE_THREAD, &u);
+  return u.ru_minflt + u.ru_majflt;
+}
+
+// preallocate = false (JournalPrealloc=N, hft-bench --prealloc off): the
+// service prepares nothing, so every rotation creates the next file on the
+// writer and the writer faults in the pages it stores to; the journal still
+// holds every record.
+TEST(NoPrealloc, every_rotation_creates_inline_and_the_writer_faults_its_own_pages) {
+  long faults_with[2] = {0, 0};  // [prealloc]
+  for (const bool prealloc : {true, false}) {
+    SCOPED_TRACE(prealloc ? "preallocate" : "no preallocation");
+    TempDir dir;
+    JournalConfig c = test::small_config(dir.path(), 256 * 1024);
+    c.preallocate = prealloc;
+    auto j = Journal::open(c);
+    ASSERT_TRUE(j) << j.error().message;
+    test::settle(**j, 1);
+    EXPECT_EQ((*j)->spare_ready(), prealloc);
+    // ~96 KiB into the pre-faulted (or not) first segment, no rotation;
+    // the messages built before, so only the journal's pages can fault.
+    std::vector<std::string> messages;
+    for (std::uint64_t s = 1; s <= 400; ++s) messages.push_back(message_for(s, 200));
+    const long before = thread_faults();
+    for (std::uint64_t s = 1; s <= 400; ++s) {
+      const std::string& m = messages[s - 1];
+      ASSERT_EQ((*j)->append(s, static_cast<std::int64_t>(s) * 1000, {m.data(), m.size()}), StoreStatus::kOk);
+    }
+    faults_with[prealloc ? 1 : 0] = thread_faults() - before;
+    EXPECT_EQ((*j)->stats().rotations, 0u);
+    // Three more segments' worth, the service running between appends.
+    for (std::uint64_t s = 401; s <= 4000; s += 100) {
+      test::append_range(**j, s, s + 99, 200);
+      test::settle(**j, static_cast<std::int64_t>(s));
+    }
+    const JournalStats st = (*j)->stats();
+    EXPECT_GE(st.rotations, 3u);
+    if (prealloc) {
+      EXPECT_EQ(st.spare_misses, 0u);
+    } else {
+      EXPECT_EQ(st.spare_misses, st.rotations);
+      EXPECT_EQ(st.inline_creations, st.rotations);
+      EXPECT_FALSE((*j)->spare_ready());
+    }
+    j->reset();
+    const auto seqs = read_back(dir.path());
+    ASSERT_EQ(seqs.size(), 4000u);
+    EXPECT_EQ(seqs.front(), 1u);
+    EXPECT_EQ(seqs.back(), 4000u);
+  }
+  // The ~24 pages of the first 96 KiB: faulted in by the open with
+  // preallocation, by the writer without (the rest of the thread's faults,
+  // e.g. the test's own heap, are the same both times).
+  EXPECT_GE(faults_with[0], 20) << "without " << faults_with[0] << ", with " << faults_with[1];
+  EXPECT_LE(faults_with[1], 10) << "without " << faults_with[0] << ", with " << faults_with[1];
+}
+
+TEST(NoPrealloc, needs_the_create_inline_spare_miss_policy) {
+  TempDir dir;
+  JournalConfig c = test::small_config(dir.path());
+  c.preallocate = false;
+  c.spare_miss = SpareMissPolicy::kFail;
+  auto j = Journal::open(c);
+  ASSERT_FALSE(j);
+  EXPECT_NE(j.error().message.find("preallocate off needs the spare-miss policy create-inline"), std::string::npos)
+      << j.error().message;
 }
 
 }  // namespace

@@ -112,7 +112,9 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
     if (context.progress_total != nullptr) context.progress_total->store(config.warmup + config.calls);
     Expected<void> driven = drive(run, loop);
     place.cpu_at_end = core::current_cpu();
-    if (venue && result.threads.size() == 1) result.threads.back().cpu_at_end = venue->engine_cpu();
+    for (ThreadPlacement& t : result.threads) {
+      if (venue && t.role == "venue") t.cpu_at_end = venue->engine_cpu();
+    }
     result.threads.insert(result.threads.begin(), place);
     result.notes.emplace_back("order bytes on the wire (last)", std::to_string(adapter->last_order_size()));
     result.notes.emplace_back("orders sent / ExecutionReports received",

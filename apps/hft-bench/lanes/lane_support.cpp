@@ -56,7 +56,7 @@ Expected<fs::path> venue_executable() {
                "); build it (cmake --build <dir> --target hft-venue) or set HFT_VENUE_EXE"};
 }
 
-Expected<std::string> journal_keys(std::uint64_t segment_size, bool prealloc, bool full_size) {
+std::string journal_keys(std::uint64_t segment_size, bool prealloc, bool full_size) {
   // Full-size segments from the first one (JournalInitialSegmentSize, whose
   // engine default grows segments from 256 KiB for many quiet sessions):
   // the arms compare segment sizes, as llfix's journals are sized. The load
@@ -64,13 +64,9 @@ Expected<std::string> journal_keys(std::uint64_t segment_size, bool prealloc, bo
   // what it is for.
   std::string keys = "JournalSegmentSize=" + std::to_string(segment_size) + "\n";
   if (full_size) keys += "JournalInitialSegmentSize=" + std::to_string(segment_size) + "\n";
-  if (!prealloc) {
-    if (engine::find_key_spec("JournalPrealloc") == nullptr) {
-      return Error{"--prealloc off: this libhft build has no JournalPrealloc configuration key, so its journal "
-                   "always pre-creates segments; use --prealloc on"};
-    }
-    keys += "JournalPrealloc=N\n";
-  }
+  // --prealloc off: nothing prepared ahead of the writer (rotation creates
+  // the next file on the session's thread, which faults in its own pages).
+  if (!prealloc) keys += "JournalPrealloc=N\n";
   return keys;
 }
 
@@ -101,7 +97,7 @@ std::string venue_config_text(const VenueSpec& spec, const fs::path& store_dir) 
   t += "SendBufferSize=4M\n";
   if (spec.journal) {
     t += "FileStorePath=" + store_dir.string() + "\n";
-    if (auto keys = journal_keys(spec.segment_size, spec.prealloc, spec.full_size_segments); keys) t += *keys;
+    t += journal_keys(spec.segment_size, spec.prealloc, spec.full_size_segments);
   }
   // The rx lane connects every client before it sends any Logon: all of
   // them wait, unidentified, from 127.0.0.1 at once.
@@ -174,9 +170,6 @@ std::uint64_t thread_cpu_ns(pid_t pid, pid_t tid) {
 Expected<std::unique_ptr<VenueProcess>> VenueProcess::start(const VenueSpec& spec, const fs::path& run_dir) {
   auto exe = venue_executable();
   if (!exe) return exe.error();
-  if (!spec.prealloc && spec.journal) {
-    if (auto keys = journal_keys(spec.segment_size, spec.prealloc); !keys) return keys.error();
-  }
   std::error_code ec;
   fs::create_directories(run_dir, ec);
   if (ec) return Error{run_dir.string() + ": cannot create (" + ec.message() + ")"};
@@ -538,11 +531,16 @@ Expected<void> engine_lane_preflight(const LaneConfig& config) {
   } else if (auto exe = venue_executable(); !exe) {
     return Error{"lane " + config.lane + ": " + exe.error().message};
   }
-  if (const EngineInfo* info = EngineRegistry::instance().find(config.engine); info != nullptr && info->check) {
+  const EngineInfo* info = EngineRegistry::instance().find(config.engine);
+  if (info != nullptr && info->check) {
     if (auto ok = info->check(config); !ok) return ok.error();
   }
-  if (config.engine != "quickfix") {
-    if (auto keys = journal_keys(config.segment_size, config.prealloc); !keys) return keys.error();
+  // tx paced-ring*: the order is built on another thread; an engine with no
+  // way to take it from there is refused before anything runs.
+  if (config.variant.starts_with("paced-ring") && info != nullptr && info->available && info->make &&
+      !info->make()->supports_queued_send()) {
+    return Error{"--variants " + config.variant + ": engine '" + config.engine +
+                 "' has no cross-thread send (paced-ring variants are for libhft and libhft-tags)"};
   }
   return {};
 }

@@ -126,10 +126,9 @@ struct VenueSpec {
 [[nodiscard]] std::string venue_config_text(const VenueSpec& spec, const std::filesystem::path& store_dir);
 
 /// Config keys for a journal with `segment_size` (full size from the first
-/// segment, or growing up to it when `full_size` is false) and `prealloc`; an error
-/// when the engine build cannot express the request (prealloc off needs the
-/// JournalPrealloc key).
-[[nodiscard]] Expected<std::string> journal_keys(std::uint64_t segment_size, bool prealloc, bool full_size = true);
+/// segment, or growing up to it when `full_size` is false) and `prealloc`
+/// (off: JournalPrealloc=N).
+[[nodiscard]] std::string journal_keys(std::uint64_t segment_size, bool prealloc, bool full_size = true);
 
 /// A running hft-venue child process (see the file comment). It dies with
 /// hft-bench (PR_SET_PDEATHSIG), so an interrupted bench leaves none behind.

@@ -1,15 +1,33 @@
-// The libhft engine adapter: one hft::engine::Engine with one FIXT.1.1
+// The libhft engine adapters: one hft::engine::Engine with one FIXT.1.1
 // initiator session (CLIENT1 -> EXECUTOR), journaling under the run
 // directory, polled by the lane's thread (PollMode=busy; no engine thread).
 //
 // tx boundary (send_new_order): take an Order from a preallocated pool and
 // set three fields; Session::begin_app claims room in the outbound journal
 // and writes the header (34, 49, 50, 52 from one clock read, 56, 57); the
-// body fields follow in the reference order, 60 from a second clock read;
-// Session::send finishes BodyLength and CheckSum, commits the journal record
-// and hands the bytes to send() on the non-blocking TCP_NODELAY socket. The
-// call returns when send() accepted the bytes (or the engine queued the
-// rest; counted, see stop()).
+// body follows, 60 from a second clock read; Session::send finishes
+// BodyLength and CheckSum, commits the journal record and hands the bytes to
+// send() on the non-blocking TCP_NODELAY socket. The call returns when
+// send() accepted the bytes (or the engine queued the rest; counted, see
+// stop()).
+//
+// Two engines, the same boundary and the same fields (LAB.md's reference
+// order, 230-242 bytes):
+//   libhft       the typed FIX 5.0SP2 NewOrderSingleWriter (what an
+//                application writes, docs/codec.md): the required fields
+//                first (11 54 60 40), then 55 38 44 59 and the parties;
+//                ExecutionReports read through the cracker and the typed
+//                reader
+//   libhft-tags  MessageWriter::add_* by tag in the reference order (11 55
+//                54 38 44 40 59 453 60), reports read by tag
+// FIX fixes no order for body fields outside groups; the venue validates
+// both. Running both in one bench shows what the typed layer costs at the
+// lab's boundary.
+//
+// Cross-thread send (tx variants paced-ring*): queue_new_order, on a
+// producer thread, builds the order's body (the same typed writer) into the
+// engine's SendRing; send_queued, on the lane's thread, is
+// Engine::send_queued: the header, the journal and send() as above.
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -18,13 +36,16 @@
 #include <thread>
 
 #include "hft/codec/encoder.hpp"
+#include "hft/codec/types.hpp"
 #include "hft/core/clock.hpp"
 #include "hft/core/object_pool.hpp"
 #include "hft/engine/config.hpp"
 #include "hft/engine/engine.hpp"
 #include "hft/engine/log.hpp"
+#include "hft/engine/send_ring.hpp"
 #include "hft/lab/engine_adapter.hpp"
 #include "hft/session/session.hpp"
+#include "hft_bench/sp2.hpp"
 #include "lane_support.hpp"
 
 namespace hft::lab::lanes {
@@ -32,10 +53,27 @@ namespace {
 
 namespace tag = codec::tag;
 
+enum class Encoding : std::uint8_t { kTyped, kTags };
+
+/// The reference order's body through the typed writer: the required
+/// fields first, then the rest in the reference order.
+void write_typed_order(codec::MessageWriter& w, codec::TimestampFormatter& f, const Order& order) noexcept {
+  char id[24];
+  sp2::NewOrderSingleWriter nos(w, f, {id, codec::format_uint(id, order.cl_ord_id)}, sp2::Side::kBuy,
+                                core::realtime_ns(), sp2::OrdType::kLimit);
+  nos.instrument().symbol(ref::kSymbol);
+  nos.order_qty_data().order_qty(codec::Decimal{order.quantity, 0});
+  nos.price(codec::Decimal{order.price, 0}).time_in_force(sp2::TimeInForce::kDay);
+  auto parties = nos.parties().no_party_ids(2);
+  parties.add("PARTY1").party_id_source(sp2::PartyIDSource::kProprietary).party_role(sp2::PartyRole::kExecutingFirm);
+  parties.add("PARTY2").party_id_source(sp2::PartyIDSource::kProprietary).party_role(sp2::PartyRole::kClientId);
+}
+
 /// Counts ExecutionReports and remembers the ClOrdID index of the first one
 /// seen since the last poll.
 class ClientApplication final : public session::Application {
  public:
+  explicit ClientApplication(Encoding encoding) : encoding_(encoding) {}
   void on_logon(session::Session&) noexcept override { logged_on_ = true; }
   void on_logout(session::Session&) noexcept override { logged_on_ = false; }
   session::Decision to_app(session::Session&, std::span<const char> message, bool) noexcept override {
@@ -43,16 +81,29 @@ class ClientApplication final : public session::Application {
     return session::Decision::accept();
   }
   session::Decision from_app(session::Session&, const codec::MessageView& message) noexcept override {
-    if (message.msg_type() != "8") {
-      ++other_;
-      return session::Decision::accept();
-    }
+    if (encoding_ == Encoding::kTyped) return sp2::crack(message, *this);
+    if (message.msg_type() != "8") return on_unhandled(message);
     std::uint64_t index = 0;
     if (!message.get_uint(tag::kClOrdID, index)) ++bad_;
+    count_report(index);
+    return session::Decision::accept();
+  }
+  // The cracker's handlers (Encoding::kTyped).
+  session::Decision on_message(const sp2::ExecutionReportReader& report) noexcept {
+    const auto id = report.cl_ord_id();
+    std::uint64_t index = 0;
+    if (!id || !codec::parse_uint(*id, index)) ++bad_;
+    count_report(index);
+    return session::Decision::accept();
+  }
+  session::Decision on_unhandled(const codec::MessageView&) noexcept {
+    ++other_;
+    return session::Decision::accept();
+  }
+  void count_report(std::uint64_t index) noexcept {
     if (reports_this_poll_ == 0) first_index_ = index;
     ++reports_this_poll_;
     ++reports_;
-    return session::Decision::accept();
   }
 
   bool logged_on_ = false;
@@ -62,18 +113,22 @@ class ClientApplication final : public session::Application {
   std::uint64_t reports_ = 0;
   std::uint64_t bad_ = 0;
   std::uint64_t other_ = 0;
+  Encoding encoding_;
 };
 
 class LibhftAdapter final : public EngineAdapter {
  public:
-  LibhftAdapter() : pool_(kPoolSize) {}
+  explicit LibhftAdapter(Encoding encoding) : app_(encoding), pool_(kPoolSize), encoding_(encoding) {}
 
-  std::string_view name() const noexcept override { return "libhft"; }
-  std::string version() const override { return "libhft (this build): Engine, PollMode=busy, journal per session"; }
+  std::string_view name() const noexcept override { return encoding_ == Encoding::kTyped ? "libhft" : "libhft-tags"; }
+  std::string version() const override {
+    return std::string("libhft (this build): Engine, PollMode=busy, journal per session, orders ") +
+           (encoding_ == Encoding::kTyped ? "through the typed FIX 5.0SP2 NewOrderSingleWriter"
+                                          : "by tag in the reference field order");
+  }
 
   Expected<void> start(const LaneConfig& config) override {
-    auto journal = journal_keys(config.segment_size, config.prealloc);
-    if (!journal) return journal.error();
+    const std::string journal = journal_keys(config.segment_size, config.prealloc);
     store_root_ = config.run_dir / "client-store";
     const std::string dir = spec_dir();
     std::string text = "# hft-bench libhft client: written per run\n[DEFAULT]\nNonStopSession=Y\n";
@@ -86,7 +141,7 @@ class LibhftAdapter final : public EngineAdapter {
     if (config.server_core >= 0 && config.server_core != config.client_core) {
       text += "JournalThreadCore=" + std::to_string(config.server_core) + "\n";
     }
-    text += "FileStorePath=" + store_root_.string() + "\n" + *journal;
+    text += "FileStorePath=" + store_root_.string() + "\n" + journal;
     text += "\n[SESSION]\nConnectionType=initiator\nBeginString=" + std::string(ref::kBeginString) + "\n";
     text += "SenderCompID=" + std::string(ref::kSender) + "\nTargetCompID=" + std::string(ref::kTarget) + "\n";
     text += "SenderSubID=" + std::string(ref::kSenderSub) + "\nTargetSubID=" + std::string(ref::kTargetSub) + "\n";
@@ -104,6 +159,10 @@ class LibhftAdapter final : public EngineAdapter {
     if (!created) return Error{"libhft: " + created.error().message};
     engine_ = std::move(*created);
     session_ = &engine_->session(0);
+    // The cross-thread variants' ring (a few hundred KB, faulted in now).
+    ring_ = &engine_->add_send_ring(
+        engine::SendRingOptions{.capacity = kRingCapacity, .max_body = 512, .drain_batch = kRingCapacity});
+    handle_ = *engine_->handle_of(session_->id());
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!session_->is_logged_on()) {
       (void)engine_->poll();
@@ -122,15 +181,19 @@ class LibhftAdapter final : public EngineAdapter {
     order->price = ref::kPrice;
     order->quantity = ref::kOrderQty;
     session::OutgoingMessage& m = session_->begin_app("D", engine::Engine::now());
-    m.add_uint(tag::kClOrdID, order->cl_ord_id);
-    m.add(tag::kSymbol, ref::kSymbol);
-    m.add_char(tag::kSide, ref::kSide);
-    m.add_int(tag::kOrderQty, order->quantity);
-    m.add_int(tag::kPrice, order->price);
-    m.add_char(tag::kOrdType, ref::kOrdType);
-    m.add_char(tag::kTimeInForce, ref::kTimeInForce);
-    m.add_raw(ref::kParties);
-    m.writer().add_timestamp(tag::kTransactTime, core::realtime_ns(), codec::TimePrecision::kMillis, formatter_);
+    if (encoding_ == Encoding::kTyped) {
+      write_typed_order(m.writer(), formatter_, *order);
+    } else {
+      m.add_uint(tag::kClOrdID, order->cl_ord_id);
+      m.add(tag::kSymbol, ref::kSymbol);
+      m.add_char(tag::kSide, ref::kSide);
+      m.add_int(tag::kOrderQty, order->quantity);
+      m.add_int(tag::kPrice, order->price);
+      m.add_char(tag::kOrdType, ref::kOrdType);
+      m.add_char(tag::kTimeInForce, ref::kTimeInForce);
+      m.add_raw(ref::kParties);
+      m.writer().add_timestamp(tag::kTransactTime, core::realtime_ns(), codec::TimePrecision::kMillis, formatter_);
+    }
     const session::SendStatus status = session_->send(m);
     pool_.release(order);
     if (status != session::SendStatus::kOk) {
@@ -140,9 +203,32 @@ class LibhftAdapter final : public EngineAdapter {
     return true;
   }
 
+  bool supports_queued_send() const noexcept override { return true; }
+
+  bool queue_new_order(std::uint64_t i) noexcept override {
+    producer_order_.cl_ord_id = i;
+    const engine::QueueStatus q = ring_->send(handle_, "D", [&](codec::MessageWriter& w) {
+      if (encoding_ == Encoding::kTyped) {
+        write_typed_order(w, producer_formatter_, producer_order_);
+      } else {
+        ref::write_order_body(w, i, core::realtime_ns(), producer_formatter_);
+      }
+    });
+    return q == engine::QueueStatus::kOk;
+  }
+
+  std::uint32_t send_queued(std::uint64_t& failed) noexcept override {
+    const std::uint64_t failed_before = ring_->stats().failed;
+    const int n = engine_->send_queued();
+    failed += ring_->stats().failed - failed_before;
+    return static_cast<std::uint32_t>(n);
+  }
+
   std::uint32_t poll_execution_reports(std::uint64_t& first_index) noexcept override {
     app_.reports_this_poll_ = 0;
-    (void)engine_->poll();
+    // Sockets only: what the producer queued is sent by send_queued, where
+    // the paced-ring loop times it.
+    (void)engine_->poll_sockets();
     if (app_.reports_this_poll_ != 0) first_index = app_.first_index_;
     return app_.reports_this_poll_;
   }
@@ -166,6 +252,7 @@ class LibhftAdapter final : public EngineAdapter {
 
  private:
   static constexpr std::size_t kPoolSize = 64;
+  static constexpr std::size_t kRingCapacity = 1024;
   ClientApplication app_;
   std::unique_ptr<engine::StreamLogger> logger_;
   std::unique_ptr<engine::Engine> engine_;
@@ -174,12 +261,24 @@ class LibhftAdapter final : public EngineAdapter {
   codec::TimestampFormatter formatter_;
   std::filesystem::path store_root_;
   std::uint64_t failures_ = 0;
+  Encoding encoding_;
+  engine::SendRing* ring_ = nullptr;
+  engine::SessionHandle handle_;
+  // The producer thread's own (queue_new_order).
+  Order producer_order_;
+  codec::TimestampFormatter producer_formatter_;
 };
 
 EngineInfo make_libhft_engine() {
-  return EngineInfo{"libhft", true, [] { return std::unique_ptr<EngineAdapter>(new LibhftAdapter()); }, {}, {}};
+  return EngineInfo{
+      "libhft", true, [] { return std::unique_ptr<EngineAdapter>(new LibhftAdapter(Encoding::kTyped)); }, {}, {}};
+}
+EngineInfo make_libhft_tags_engine() {
+  return EngineInfo{
+      "libhft-tags", true, [] { return std::unique_ptr<EngineAdapter>(new LibhftAdapter(Encoding::kTags)); }, {}, {}};
 }
 
 }  // namespace
 HFT_LAB_REGISTER_ENGINE(make_libhft_engine);
+HFT_LAB_REGISTER_ENGINE(make_libhft_tags_engine);
 }  // namespace hft::lab::lanes

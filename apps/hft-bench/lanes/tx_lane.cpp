@@ -26,8 +26,25 @@
 //            --sink), as llfix's benchmark server: no ExecutionReports share
 //            the loopback and there is no flow control; the venue's inbound
 //            journal is audited to hold every order
-// Warm-up calls run unpaced first and are not recorded.
+//   paced-ring, paced-ring-sink
+//            the order is built on another thread (the producer, pinned to
+//            --producer-core, default --server-core) and sent by the engine
+//            thread (the pinned client thread): EngineAdapter::queue_new_order
+//            on the producer at each planned time, send_queued on the client
+//            thread. "service" is the producer's issue (before the build) to
+//            the return of the engine thread's send(): build + hand-over +
+//            header, journal and send(). Also "producer" (the queue call on
+//            the producer: build + enqueue) and "handover" (enqueued to sent).
+//            Both threads read the same TSC (invariant, one domain per host).
+//            Against paced / paced-sink at the same --rate in the same bench,
+//            it gives what sending from another thread adds.
+// Warm-up calls run unpaced first and are not recorded (paced-ring*: paced).
+#include <atomic>
+#include <charconv>
+#include <thread>
+
 #include "engine_run.hpp"
+#include "hft/core/cpu.hpp"
 #include "hft/lab/pacer.hpp"
 
 namespace hft::lab::lanes {
@@ -145,11 +162,136 @@ Expected<void> tx_paced(EngineRun& run) {
   return {};
 }
 
+/// paced-ring*: see the file comment. The producer thread paces and
+/// queues; this (the client) thread sends and reads reports.
+Expected<void> tx_paced_ring(EngineRun& run) {
+  const LaneConfig& cfg = run.config;
+  if (!run.adapter.supports_queued_send()) {
+    return Error{"engine '" + cfg.engine + "' has no cross-thread send: paced-ring variants are for libhft engines"};
+  }
+  int producer_core = cfg.server_core;
+  if (const auto it = cfg.extra.find("producer-core"); it != cfg.extra.end()) {
+    const std::string& v = it->second;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), producer_core);
+    if (ec != std::errc{} || end != v.data() + v.size() || producer_core < -1) {
+      return Error{"producer-core=" + v + ": expected a CPU number (or -1: unpinned)"};
+    }
+  }
+  const std::uint64_t total = cfg.warmup + cfg.calls;
+  // Per call, written by the producer (issue, queued) or this thread (sent);
+  // read after the producer has joined.
+  std::vector<std::int64_t> issued(total), queued(total), sent_at(total);
+  PacerSettings ps;
+  ps.rate_per_s = cfg.rate;
+  ps.ticks_per_second = run.hz;
+  // The window is the ring: the producer cannot see completions, a full
+  // ring shows as retries (counted) and scheduler delay.
+  ps.window = static_cast<std::uint32_t>(std::min<std::uint64_t>(total, UINT32_MAX));
+  Pacer pacer(cfg.calls, ps, Unit::kTscTicks);
+  std::atomic<int> ready{0};  // 1: pinned, -1: could not pin
+  std::atomic<bool> abort{false};
+  std::atomic<std::uint64_t> produced{0};
+  std::uint64_t full_retries = 0;
+  int producer_cpu = -1;
+  std::thread producer([&] {
+    core::name_current_thread(cfg.lane + "-producer");
+    if (!core::pin_current_thread(producer_core)) {
+      ready.store(-1, std::memory_order_release);
+      return;
+    }
+    producer_cpu = core::current_cpu();
+    ready.store(1, std::memory_order_release);
+    const double period = run.hz / cfg.rate;
+    const std::uint64_t w0 = tsc_now();
+    for (std::uint64_t k = 0; k < total && !abort.load(std::memory_order_relaxed); ++k) {
+      std::int64_t t_issue = 0;
+      if (k < cfg.warmup) {
+        const auto planned = w0 + static_cast<std::uint64_t>(static_cast<double>(k) * period);
+        while (tsc_now() < planned) {
+        }
+        t_issue = static_cast<std::int64_t>(tsc_now());
+      } else {
+        if (k == cfg.warmup) pacer.start(static_cast<std::int64_t>(tsc_now()));
+        while (!pacer.due(static_cast<std::int64_t>(tsc_now()))) {
+        }
+        t_issue = static_cast<std::int64_t>(tsc_now());
+        (void)pacer.issue(t_issue);
+      }
+      while (!run.adapter.queue_new_order(k)) {
+        ++full_retries;
+        if (abort.load(std::memory_order_relaxed)) return;
+      }
+      issued[k] = t_issue;
+      queued[k] = static_cast<std::int64_t>(tsc_now());
+      produced.store(k + 1, std::memory_order_release);
+    }
+  });
+  while (ready.load(std::memory_order_acquire) == 0) {
+  }
+  if (ready.load(std::memory_order_acquire) < 0) {
+    producer.join();
+    return Error{"producer: cannot pin to CPU " + std::to_string(producer_core) + " (--producer-core)"};
+  }
+  std::uint64_t sent = 0, failed = 0, first = 0, spins = 0, max_pending = 0;
+  std::uint64_t last_progress = tsc_now();
+  Expected<void> result;
+  while (sent < total) {
+    const std::uint32_t n = run.adapter.send_queued(failed);
+    if (n != 0) {
+      const auto t = static_cast<std::int64_t>(tsc_now());
+      for (std::uint32_t j = 0; j < n && sent < total; ++j) sent_at[sent++] = t;
+      run.orders += n;
+      last_progress = static_cast<std::uint64_t>(t);
+      max_pending = std::max(max_pending, produced.load(std::memory_order_relaxed) - (sent - n));
+      if ((sent & 1023U) < n) run.context.report_progress(sent);
+    }
+    (void)run.poll(first);
+    if (every_4096(spins) && tsc_now() - last_progress > ticks(run.hz, 10.0)) {
+      result = Error{"nothing was queued or sent for 10 s after call " + std::to_string(sent)};
+      break;
+    }
+  }
+  abort.store(true, std::memory_order_relaxed);
+  producer.join();
+  if (!result) return result;
+  if (failed != 0) return Error{std::to_string(failed) + " queued orders were refused by the session"};
+  Recorder producer_rec("producer", cfg.calls, 0, Unit::kTscTicks, run.hz, /*with_time=*/true);
+  Recorder handover_rec("handover", cfg.calls, 0, Unit::kTscTicks, run.hz, /*with_time=*/true);
+  const std::int64_t t0 = pacer.start_time();
+  for (std::uint64_t k = cfg.warmup; k < total; ++k) {
+    pacer.complete(k - cfg.warmup, sent_at[k]);
+    producer_rec.record(queued[k] - issued[k], issued[k] - t0);
+    handover_rec.record(sent_at[k] - queued[k], issued[k] - t0);
+  }
+  pacer.finish();
+  run.context.report_progress(total);
+  RunResult& r = run.result;
+  r.warmup_done = cfg.warmup;
+  take_pacer_result(std::move(pacer), r);
+  r.max_in_flight = static_cast<std::uint32_t>(max_pending);
+  r.series.push_back(std::move(producer_rec).take());
+  r.series.push_back(std::move(handover_rec).take());
+  r.threads.push_back({"producer", producer_core, producer_cpu, producer_cpu});
+  r.notes.emplace_back("cross-thread queue",
+                       std::to_string(full_retries) + " queue attempts found the ring full (retried by the producer); "
+                       "at most " + std::to_string(max_pending) + " orders queued and not yet sent");
+  return {};
+}
+
 Lane make_tx_lane() {
-  return make_engine_lane(
+  Lane lane = make_engine_lane(
       "tx",
       "order from pool + encode (2 clock reads) + journal + send() return of a NewOrderSingle, per call",
-      {{"unpaced", tx_unpaced}, {"paced", tx_paced}, {"unpaced-sink", tx_unpaced}, {"paced-sink", tx_paced}});
+      {{"unpaced", tx_unpaced},
+       {"paced", tx_paced},
+       {"unpaced-sink", tx_unpaced},
+       {"paced-sink", tx_paced},
+       {"paced-ring", tx_paced_ring},
+       {"paced-ring-sink", tx_paced_ring}});
+  // The cross-thread variants are asked for by name (--variants).
+  lane.default_variants = {"unpaced", "paced", "unpaced-sink", "paced-sink"};
+  lane.controls = {"producer-core"};
+  return lane;
 }
 
 }  // namespace

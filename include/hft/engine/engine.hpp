@@ -102,8 +102,15 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  /// One pass of the event loop: sockets, timers. Returns the work done.
-  int poll() noexcept;
+  /// One pass of the event loop: what the send rings hold (send_queued()),
+  /// then sockets and timers (poll_sockets()). Returns the work done.
+  int poll() noexcept {
+    const int queued = send_queued();
+    return queued + poll_sockets();
+  }
+  /// poll() without the send rings: sockets and timers only. For a loop
+  /// that calls send_queued() itself, at its own points.
+  int poll_sockets() noexcept;
   /// Pins the calling thread to EngineThreadCore (if set; a failure is
   /// logged), loops poll() with the configured idle strategy until stop() is
   /// asked (from any thread); then logs out every session (waiting up to its
@@ -131,6 +138,10 @@ class Engine {
   /// owned by the engine, drained by poll(). Call before run() or on the
   /// engine thread. Allocates capacity x max_body bytes, faulted in now.
   SendRing& add_send_ring(const SendRingOptions& options = {});
+  /// Sends what the rings hold now, as poll() does before it reads the
+  /// sockets; for a loop that wants queued sends first or timed on their own
+  /// (the lab's cross-thread tx variant). Returns the messages taken.
+  int send_queued() noexcept { return rings_.empty() ? 0 : drain_rings(); }
   /// The handle a producer names `id` by in SendRing::send, or none.
   [[nodiscard]] std::optional<SessionHandle> handle_of(const session::SessionID& id) noexcept;
 

@@ -49,6 +49,26 @@ class EngineAdapter {
   /// Bytes of the last order on the wire (LAB.md: 230-242).
   [[nodiscard]] virtual std::size_t last_order_size() const noexcept = 0;
 
+  // ---- cross-thread send (tx variants paced-ring, paced-ring-sink) ----
+
+  /// True if the engine has a way for another thread to hand it orders
+  /// that its own thread then sends.
+  [[nodiscard]] virtual bool supports_queued_send() const noexcept { return false; }
+  /// Producer thread (not the driving thread; one producer): builds order
+  /// `i` and hands it to the engine thread. False if the engine cannot take
+  /// it now (its queue is full): nothing was queued.
+  [[nodiscard]] virtual bool queue_new_order(std::uint64_t i) noexcept {
+    (void)i;
+    return false;
+  }
+  /// Driving thread: sends what the producer queued, in order; returns the
+  /// orders sent by this call (send() has returned for each when it returns)
+  /// and adds those the engine refused to `failed`.
+  [[nodiscard]] virtual std::uint32_t send_queued(std::uint64_t& failed) noexcept {
+    (void)failed;
+    return 0;
+  }
+
   /// Logs out and closes; returns the directory of the outbound journal for
   /// the audit (empty path if the engine journals elsewhere or not at all).
   [[nodiscard]] virtual Expected<std::filesystem::path> stop() = 0;

@@ -79,6 +79,14 @@ struct JournalConfig {
   /// sessions, 0.5 keeps one spare per journal that is filling, not one per
   /// journal.
   double prepare_spare_at = 0.0;
+  /// False: nothing is prepared ahead of the writer (a control that
+  /// reproduces an engine without preallocation; hft-bench --prealloc off):
+  /// no spare segment (each rotation creates the next file on the writer,
+  /// counted in spare_misses and inline_creations), no pre-fault and no
+  /// re-warm (the writer faults in every page it first stores to). Files are
+  /// still fallocated, so a full disk stays an error, never a SIGBUS. Needs
+  /// spare_miss kCreateInline.
+  bool preallocate = true;
   /// Record start alignment, 8 (dense) or 64 (one cache line per record start).
   std::uint32_t record_alignment = 8;
   Durability durability = Durability::kOs;
