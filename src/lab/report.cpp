@@ -11,11 +11,71 @@
 #include <sstream>
 #include <tuple>
 
+#include "report_json.hpp"
+
 namespace hft::lab {
 
 using nlohmann::json;
 
+namespace detail {
+
+json stats_json(const Stats& s) {
+  json j;
+  j["count"] = s.count;
+  j["min_ns"] = s.min_ns;
+  j["mean_ns"] = s.mean_ns;
+  for (std::size_t q = 0; q < kQuantiles.size(); ++q) j[std::string(kQuantiles[q].label) + "_ns"] = s.quantile_ns[q];
+  j["max_ns"] = s.max_ns;
+  j["max_index"] = s.max_index;
+  json longs = json::object();
+  for (std::size_t t = 0; t < kLongCallThresholdsNs.size(); ++t) {
+    longs[std::string(kLongCallLabels[t])] = {{"threshold_ns", kLongCallThresholdsNs[t]},
+                                              {"count", s.long_indices[t].size()},
+                                              {"indices", s.long_indices[t]}};
+  }
+  j["long_calls"] = longs;
+  return j;
+}
+
+json summary_json(const SummaryRow& row) {
+  json median = json::object();
+  median["min_ns"] = row.summary.median_min_ns;
+  median["mean_ns"] = row.summary.median_mean_ns;
+  for (std::size_t q = 0; q < kQuantiles.size(); ++q) {
+    median[std::string(kQuantiles[q].label) + "_ns"] = row.summary.median_quantile_ns[q];
+  }
+  json totals = json::object();
+  json medians = json::object();
+  for (std::size_t t = 0; t < kLongCallThresholdsNs.size(); ++t) {
+    totals[std::string(kLongCallLabels[t])] = row.summary.long_total[t];
+    medians[std::string(kLongCallLabels[t])] = row.summary.long_median[t];
+  }
+  return {{"lane", row.lane},
+          {"variant", row.variant},
+          {"engine", row.engine},
+          {"arm", row.arm},
+          {"series", row.series},
+          {"runs", row.summary.runs},
+          {"run_orders", row.run_orders},
+          {"total_count", row.summary.total_count},
+          {"median", median},
+          {"largest_max_ns", row.summary.largest_max_ns},
+          {"largest_max_run", row.run_orders.empty() ? 0 : row.run_orders[row.summary.largest_max_run]},
+          {"long_calls_total", totals},
+          {"long_calls_median_per_run", medians},
+          {"target_rate", row.target_rate},
+          {"median_achieved_rate", row.median_achieved_rate},
+          {"late_total", row.late_total},
+          {"shed_total", row.shed_total}};
+}
+
+}  // namespace detail
+
 namespace {
+
+using detail::stats_json;
+using detail::summary_json;
+
 
 std::string fixed(double v, int decimals) {
   char buf[64];
@@ -34,24 +94,6 @@ json quiet_sample_json(const QuietSample& q) {
   }
   return {{"at_s", q.at_s},   {"interval_s", q.interval_s}, {"load1", q.load1},
           {"load5", q.load5}, {"load15", q.load15},         {"busiest", busiest}};
-}
-
-json stats_json(const Stats& s) {
-  json j;
-  j["count"] = s.count;
-  j["min_ns"] = s.min_ns;
-  j["mean_ns"] = s.mean_ns;
-  for (std::size_t q = 0; q < kQuantiles.size(); ++q) j[std::string(kQuantiles[q].label) + "_ns"] = s.quantile_ns[q];
-  j["max_ns"] = s.max_ns;
-  j["max_index"] = s.max_index;
-  json longs = json::object();
-  for (std::size_t t = 0; t < kLongCallThresholdsNs.size(); ++t) {
-    longs[std::string(kLongCallLabels[t])] = {{"threshold_ns", kLongCallThresholdsNs[t]},
-                                              {"count", s.long_indices[t].size()},
-                                              {"indices", s.long_indices[t]}};
-  }
-  j["long_calls"] = longs;
-  return j;
 }
 
 json config_json(const LaneConfig& c) {
@@ -117,43 +159,11 @@ json run_json(const RunRecord& r) {
     series.push_back({{"name", s.name},
                       {"unit", std::string(to_string(s.unit))},
                       {"ticks_per_second", s.ticks_per_second},
-                      {"files", {{"csv", s.csv_file}, {"binary", s.binary_file}}},
+                      {"files", {{"csv", s.csv_file}, {"binary", s.binary_file}, {"hlog", s.hlog_file}}},
                       {"stats", stats_json(s.analysis.stats)}});
   }
   j["series"] = series;
   return j;
-}
-
-json summary_json(const SummaryRow& row) {
-  json median = json::object();
-  median["min_ns"] = row.summary.median_min_ns;
-  median["mean_ns"] = row.summary.median_mean_ns;
-  for (std::size_t q = 0; q < kQuantiles.size(); ++q) {
-    median[std::string(kQuantiles[q].label) + "_ns"] = row.summary.median_quantile_ns[q];
-  }
-  json totals = json::object();
-  json medians = json::object();
-  for (std::size_t t = 0; t < kLongCallThresholdsNs.size(); ++t) {
-    totals[std::string(kLongCallLabels[t])] = row.summary.long_total[t];
-    medians[std::string(kLongCallLabels[t])] = row.summary.long_median[t];
-  }
-  return {{"lane", row.lane},
-          {"variant", row.variant},
-          {"engine", row.engine},
-          {"arm", row.arm},
-          {"series", row.series},
-          {"runs", row.summary.runs},
-          {"run_orders", row.run_orders},
-          {"total_count", row.summary.total_count},
-          {"median", median},
-          {"largest_max_ns", row.summary.largest_max_ns},
-          {"largest_max_run", row.run_orders.empty() ? 0 : row.run_orders[row.summary.largest_max_run]},
-          {"long_calls_total", totals},
-          {"long_calls_median_per_run", medians},
-          {"target_rate", row.target_rate},
-          {"median_achieved_rate", row.median_achieved_rate},
-          {"late_total", row.late_total},
-          {"shed_total", row.shed_total}};
 }
 
 json report_json(const Report& rep) {
