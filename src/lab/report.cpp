@@ -519,8 +519,10 @@ std::string html_text(const Report& rep) {
         << (r.quiet.quiet ? "yes" : "no") << "</td></tr>\n";
     }
   }
-  o << "</table>\n<p class='note'>Raw series of every run are in series/ as CSV and HFTRAW (see docs/lab.md); "
-       "report.json has every statistic, long-call index and condition.</p>\n</body></html>\n";
+  o << "</table>\n<p class='note'>Raw series of every run are in series/ as CSV and HFTRAW, with "
+       "HdrHistogram interval logs (.hlog) beside them (see docs/lab.md); report.json has every statistic, "
+       "long-call index and condition; manifest.sha256 the hash of every file (hft-bench verify DIR re-derives "
+       "them).</p>\n</body></html>\n";
   return o.str();
 }
 
