@@ -28,6 +28,7 @@
 #include "hft/lab/hlog.hpp"
 #include "hft/lab/manifest.hpp"
 #include "hft/lab/raw_series.hpp"
+#include "text.hpp"
 
 namespace hft::lab {
 
@@ -157,11 +158,7 @@ std::string utc_now() {
   return buf;
 }
 
-std::string with_commas(std::uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int k = static_cast<int>(s.size()) - 3; k > 0; k -= 3) s.insert(static_cast<std::size_t>(k), 1, ',');
-  return s;
-}
+using detail::with_commas;
 
 /// Progress line and quiet sampling while a run is measured. Lives on its own
 /// (unpinned) thread that wakes every 100 ms; it reads one atomic counter and,

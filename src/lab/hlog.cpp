@@ -8,7 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <fstream>
+
+#include "text.hpp"
 
 namespace hft::lab {
 
@@ -106,11 +107,7 @@ Expected<std::vector<std::uint8_t>> unbase64(std::string_view in) {
   return out;
 }
 
-std::string fixed3(double v) {
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "%.3f", v);
-  return buf;
-}
+std::string fixed3(double v) { return detail::fixed(v, 3); }
 
 }  // namespace
 
@@ -331,26 +328,16 @@ Expected<void> write_hlog(const std::filesystem::path& path, const Series& serie
     if (!enc) return Error{path.string() + ": " + enc.error().message};
     text += fixed3(iv.start_s) + "," + fixed3(iv.length_s) + "," + fixed3(iv.max_ms) + "," + *enc + "\n";
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Error{path.string() + ": cannot create"};
-  out << text;
-  out.close();
-  if (!out) return Error{path.string() + ": write failed"};
-  return {};
+  return detail::write_text_file(path, text);
 }
 
 Expected<Hlog> read_hlog(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path.string() + ": cannot open"};
+  detail::LineReader in(path);
+  if (!in.is_open()) return Error{path.string() + ": cannot open"};
   Hlog log;
   std::string line;
-  std::size_t line_no = 0;
-  const auto fail = [&](const std::string& what) {
-    return Error{path.string() + ":" + std::to_string(line_no) + ": " + what};
-  };
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  const auto fail = [&](const std::string& what) { return in.error(what); };
+  while (in.next(line)) {
     if (line.empty() || line[0] == '"') continue;
     if (line[0] == '#') {
       double v = 0;

@@ -11,6 +11,8 @@
 #include <set>
 #include <system_error>
 
+#include "text.hpp"
+
 namespace hft::lab {
 
 namespace {
@@ -104,28 +106,19 @@ Expected<std::vector<ManifestEntry>> write_manifest(const std::filesystem::path&
     text += "# size " + std::to_string(e.size) + " " + rel + "\n" + e.sha256 + "  " + rel + "\n";
     entries.push_back(std::move(e));
   }
-  const std::filesystem::path path = dir / kManifestName;
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Error{path.string() + ": cannot create"};
-  out << text;
-  out.close();
-  if (!out) return Error{path.string() + ": write failed"};
+  if (auto e = detail::write_text_file(dir / kManifestName, text); !e) return e.error();
   return entries;
 }
 
 Expected<std::vector<ManifestEntry>> read_manifest(const std::filesystem::path& dir) {
   const std::filesystem::path path = dir / kManifestName;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path.string() + ": missing or unreadable: the files cannot be checked"};
+  detail::LineReader in(path);
+  if (!in.is_open()) return Error{path.string() + ": missing or unreadable: the files cannot be checked"};
   std::vector<ManifestEntry> entries;
   std::map<std::string, std::uint64_t> sizes;
   std::string line;
-  std::size_t line_no = 0;
-  const auto fail = [&](const std::string& what) {
-    return Error{path.string() + ":" + std::to_string(line_no) + ": " + what};
-  };
-  while (std::getline(in, line)) {
-    ++line_no;
+  const auto fail = [&](const std::string& what) { return in.error(what); };
+  while (in.next(line)) {
     if (line.empty()) continue;
     if (line[0] == '#') {
       if (line.rfind("# size ", 0) != 0) continue;

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "report_json.hpp"
+#include "text.hpp"
 
 namespace hft::lab {
 
@@ -77,11 +78,7 @@ using detail::stats_json;
 using detail::summary_json;
 
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-  return buf;
-}
+using detail::fixed;
 
 std::string key_of(const RunRecord& r, const SeriesRecord& s) {
   return r.config.lane + '\x1f' + r.config.variant + '\x1f' + r.config.engine + '\x1f' + r.config.arm + '\x1f' + s.name;
@@ -221,14 +218,7 @@ json report_json(const Report& rep) {
   return j;
 }
 
-Expected<void> write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Error{path.string() + ": cannot create"};
-  out << text;
-  out.close();
-  if (!out) return Error{path.string() + ": write failed"};
-  return {};
-}
+using detail::write_text_file;
 
 // ---- HTML ------------------------------------------------------------------
 
@@ -583,11 +573,11 @@ std::vector<SummaryRow> summarize_report(const Report& report) {
 std::string report_json_text(const Report& report) { return report_json(report).dump(2) + "\n"; }
 
 Expected<void> write_report_json(const std::filesystem::path& path, const Report& report) {
-  return write_text(path, report_json_text(report));
+  return write_text_file(path, report_json_text(report));
 }
 
 Expected<void> write_report_html(const std::filesystem::path& path, const Report& report) {
-  return write_text(path, html_text(report));
+  return write_text_file(path, html_text(report));
 }
 
 Expected<void> write_audit_json(const std::filesystem::path& path, const Report& report) {
@@ -603,7 +593,7 @@ Expected<void> write_audit_json(const std::filesystem::path& path, const Report&
                     {"detail", r.error.empty() ? a.detail : r.error}});
   }
   const json j = {{"format", "hft-lab-audit"}, {"version", 1}, {"all_passed", all_pass}, {"runs", runs}};
-  return write_text(path, j.dump(2) + "\n");
+  return write_text_file(path, j.dump(2) + "\n");
 }
 
 std::string console_table(const Report& report) {

@@ -1,7 +1,6 @@
 #include "hft/lab/verify.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -11,6 +10,7 @@
 #include "hft/lab/manifest.hpp"
 #include "hft/lab/raw_series.hpp"
 #include "report_json.hpp"
+#include "text.hpp"
 
 namespace hft::lab {
 
@@ -46,11 +46,7 @@ void compare(const json& want, const json& got, const std::string& path, const s
   r.problems.push_back(where + path + ": report.json " + got.dump() + ", recomputed " + want.dump());
 }
 
-std::string fixed3(double v) {
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "%.3f", v);
-  return buf;
-}
+std::string fixed3(double v) { return detail::fixed(v, 3); }
 
 /// Decodes `rel` (an .hlog) and compares each interval with what `series` gives.
 void check_hlog(const std::filesystem::path& dir, const std::string& rel, const Series& series, double wall_s,
@@ -213,11 +209,7 @@ void check_statistics(const std::filesystem::path& dir, VerifyResult& r) {
   }
 }
 
-std::string with_commas(std::size_t v) {
-  std::string s = std::to_string(v);
-  for (int k = static_cast<int>(s.size()) - 3; k > 0; k -= 3) s.insert(static_cast<std::size_t>(k), 1, ',');
-  return s;
-}
+using detail::with_commas;
 
 }  // namespace
 
