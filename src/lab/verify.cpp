@@ -219,6 +219,7 @@ VerifyResult verify_output(const std::filesystem::path& dir) {
     r.problems.push_back(dir.string() + ": not a directory");
     return r;
   }
+  r.checked = true;
   ManifestCheck m = check_manifest(dir);
   r.files = m.listed;
   r.manifest_problems = m.problems.size();
@@ -229,6 +230,10 @@ VerifyResult verify_output(const std::filesystem::path& dir) {
 
 std::string verify_text(const std::filesystem::path& dir, const VerifyResult& r) {
   std::string o = "verify " + dir.string() + "\n";
+  if (!r.checked) {
+    for (const std::string& p : r.problems) o += "  " + p + "\n";
+    return o + "FAILED: nothing checked\n";
+  }
   o += "manifest: " + with_commas(r.files) + " files listed; " +
        (r.manifest_problems == 0 ? std::string("every size and SHA-256 matches, no file added or missing")
                                  : std::to_string(r.manifest_problems) + " problem(s)") +

@@ -27,6 +27,7 @@ namespace hft::lab {
 
 /// What verify checked and what it found.
 struct VerifyResult {
+  bool checked = false;           ///< the directory was there to check
   std::size_t files = 0;          ///< files listed in the manifest
   std::size_t runs = 0;           ///< runs in report.json with series
   std::size_t series = 0;         ///< series of those runs
