@@ -16,7 +16,7 @@
 //                   pre-faulted segments would need 20 GiB of page cache.
 //
 // Exit codes: 0 every run completed and every audit passed; 1 a run failed or
-// an audit failed; 2 bad arguments (one line on stderr naming what to change,
+// an audit failed (verify: a check failed); 2 bad arguments (one line on stderr naming what to change,
 // printed before anything runs).
 #include <unistd.h>
 
@@ -33,6 +33,7 @@
 #include "hft/lab/bench.hpp"
 #include "hft/lab/engine_adapter.hpp"
 #include "hft/lab/lane.hpp"
+#include "hft/lab/verify.hpp"
 #include "hft-bench/lanes/load_lane.hpp"
 
 namespace {
@@ -159,6 +160,12 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--list-lanes", list, "List lanes and variants, then exit");
+  // hft-bench verify DIR: re-derives an output directory (docs/lab.md, "verify").
+  std::string verify_dir;
+  CLI::App* verify = app.add_subcommand(
+      "verify", "Check DIR against its manifest.sha256 and recompute every statistic of its report.json from the raw "
+                "series; exit 0 when everything matches, 1 listing every difference");
+  verify->add_option("DIR", verify_dir, "Output directory of a bench (its --out)")->required();
 
   try {
     app.parse(argc, argv);
@@ -168,6 +175,12 @@ int main(int argc, char** argv) {
     std::string what = e.what();
     if (const auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
     return bad_arguments(what + " (see hft-bench --help)");
+  }
+
+  if (*verify) {
+    const hft::lab::VerifyResult result = hft::lab::verify_output(verify_dir);
+    std::cout << hft::lab::verify_text(verify_dir, result);
+    return result.ok() ? 0 : 1;
   }
 
   auto& registry = hft::lab::LaneRegistry::instance();

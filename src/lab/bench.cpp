@@ -25,7 +25,10 @@
 #include "hft/core/cpu.hpp"
 #include "hft/lab/conditions.hpp"
 #include "hft/lab/engine_adapter.hpp"
+#include "hft/lab/hlog.hpp"
+#include "hft/lab/manifest.hpp"
 #include "hft/lab/raw_series.hpp"
+#include "text.hpp"
 
 namespace hft::lab {
 
@@ -155,11 +158,7 @@ std::string utc_now() {
   return buf;
 }
 
-std::string with_commas(std::uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int k = static_cast<int>(s.size()) - 3; k > 0; k -= 3) s.insert(static_cast<std::size_t>(k), 1, ',');
-  return s;
-}
+using detail::with_commas;
 
 /// Progress line and quiet sampling while a run is measured. Lives on its own
 /// (unpinned) thread that wakes every 100 ms; it reads one atomic counter and,
@@ -514,6 +513,9 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
                            std::ostream& progress) {
   Report rep;
   const std::int64_t bench_start = core::monotonic_ns();
+  // Wall-clock start, for the StartTime of the HdrHistogram logs.
+  const double bench_epoch_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   rep.command_line = config.command_line;
   rep.started_utc = utc_now();
   rep.build = build_info();
@@ -598,6 +600,11 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
         sr.csv_file = "series/" + base + ".csv";
         if (auto e = write_csv(config.out_dir / sr.csv_file, s); !e) return e.error();
       }
+      sr.hlog_file = "series/" + base + ".hlog";
+      if (auto e = write_hlog(config.out_dir / sr.hlog_file, s, bench_epoch_s + rec.started_s, rec.result.wall_seconds);
+          !e) {
+        return e.error();
+      }
       rec.series.push_back(std::move(sr));
     }
     rec.result.series.clear();
@@ -618,6 +625,9 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
   if (auto e = write_report_json(config.out_dir / "report.json", rep); !e) return e.error();
   if (auto e = write_report_html(config.out_dir / "report.html", rep); !e) return e.error();
   if (auto e = write_audit_json(config.out_dir / "audit.json", rep); !e) return e.error();
+  // Last: the manifest of everything the run wrote (hft-bench verify checks it).
+  auto manifest = write_manifest(config.out_dir);
+  if (!manifest) return manifest.error();
 
   console << console_table(rep);
   std::size_t failed = 0;
@@ -631,6 +641,8 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
           << (failed == 0 ? "all runs completed" : std::to_string(failed) + " run(s) failed") << "\n";
   console << "report: " << (config.out_dir / "report.json").string() << ", " << (config.out_dir / "report.html").string()
           << ", raw series in " << series_dir.string() << "\n";
+  console << "manifest: " << (config.out_dir / kManifestName).string() << " (" << manifest->size()
+          << " files; check with hft-bench verify " << config.out_dir.string() << ")\n";
   return rep;
 }
 

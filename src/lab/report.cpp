@@ -11,30 +11,14 @@
 #include <sstream>
 #include <tuple>
 
+#include "report_json.hpp"
+#include "text.hpp"
+
 namespace hft::lab {
 
 using nlohmann::json;
 
-namespace {
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-  return buf;
-}
-
-std::string key_of(const RunRecord& r, const SeriesRecord& s) {
-  return r.config.lane + '\x1f' + r.config.variant + '\x1f' + r.config.engine + '\x1f' + r.config.arm + '\x1f' + s.name;
-}
-
-json quiet_sample_json(const QuietSample& q) {
-  json busiest = json::array();
-  for (const ProcessCpu& p : q.busiest) {
-    busiest.push_back({{"pid", p.pid}, {"comm", p.comm}, {"cpu_percent", p.cpu_percent}});
-  }
-  return {{"at_s", q.at_s},   {"interval_s", q.interval_s}, {"load1", q.load1},
-          {"load5", q.load5}, {"load15", q.load15},         {"busiest", busiest}};
-}
+namespace detail {
 
 json stats_json(const Stats& s) {
   json j;
@@ -52,6 +36,61 @@ json stats_json(const Stats& s) {
   }
   j["long_calls"] = longs;
   return j;
+}
+
+json summary_json(const SummaryRow& row) {
+  json median = json::object();
+  median["min_ns"] = row.summary.median_min_ns;
+  median["mean_ns"] = row.summary.median_mean_ns;
+  for (std::size_t q = 0; q < kQuantiles.size(); ++q) {
+    median[std::string(kQuantiles[q].label) + "_ns"] = row.summary.median_quantile_ns[q];
+  }
+  json totals = json::object();
+  json medians = json::object();
+  for (std::size_t t = 0; t < kLongCallThresholdsNs.size(); ++t) {
+    totals[std::string(kLongCallLabels[t])] = row.summary.long_total[t];
+    medians[std::string(kLongCallLabels[t])] = row.summary.long_median[t];
+  }
+  return {{"lane", row.lane},
+          {"variant", row.variant},
+          {"engine", row.engine},
+          {"arm", row.arm},
+          {"series", row.series},
+          {"runs", row.summary.runs},
+          {"run_orders", row.run_orders},
+          {"total_count", row.summary.total_count},
+          {"median", median},
+          {"largest_max_ns", row.summary.largest_max_ns},
+          {"largest_max_run", row.run_orders.empty() ? 0 : row.run_orders[row.summary.largest_max_run]},
+          {"long_calls_total", totals},
+          {"long_calls_median_per_run", medians},
+          {"target_rate", row.target_rate},
+          {"median_achieved_rate", row.median_achieved_rate},
+          {"late_total", row.late_total},
+          {"shed_total", row.shed_total}};
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::stats_json;
+using detail::summary_json;
+
+
+using detail::fixed;
+
+std::string key_of(const RunRecord& r, const SeriesRecord& s) {
+  return r.config.lane + '\x1f' + r.config.variant + '\x1f' + r.config.engine + '\x1f' + r.config.arm + '\x1f' + s.name;
+}
+
+json quiet_sample_json(const QuietSample& q) {
+  json busiest = json::array();
+  for (const ProcessCpu& p : q.busiest) {
+    busiest.push_back({{"pid", p.pid}, {"comm", p.comm}, {"cpu_percent", p.cpu_percent}});
+  }
+  return {{"at_s", q.at_s},   {"interval_s", q.interval_s}, {"load1", q.load1},
+          {"load5", q.load5}, {"load15", q.load15},         {"busiest", busiest}};
 }
 
 json config_json(const LaneConfig& c) {
@@ -117,43 +156,11 @@ json run_json(const RunRecord& r) {
     series.push_back({{"name", s.name},
                       {"unit", std::string(to_string(s.unit))},
                       {"ticks_per_second", s.ticks_per_second},
-                      {"files", {{"csv", s.csv_file}, {"binary", s.binary_file}}},
+                      {"files", {{"csv", s.csv_file}, {"binary", s.binary_file}, {"hlog", s.hlog_file}}},
                       {"stats", stats_json(s.analysis.stats)}});
   }
   j["series"] = series;
   return j;
-}
-
-json summary_json(const SummaryRow& row) {
-  json median = json::object();
-  median["min_ns"] = row.summary.median_min_ns;
-  median["mean_ns"] = row.summary.median_mean_ns;
-  for (std::size_t q = 0; q < kQuantiles.size(); ++q) {
-    median[std::string(kQuantiles[q].label) + "_ns"] = row.summary.median_quantile_ns[q];
-  }
-  json totals = json::object();
-  json medians = json::object();
-  for (std::size_t t = 0; t < kLongCallThresholdsNs.size(); ++t) {
-    totals[std::string(kLongCallLabels[t])] = row.summary.long_total[t];
-    medians[std::string(kLongCallLabels[t])] = row.summary.long_median[t];
-  }
-  return {{"lane", row.lane},
-          {"variant", row.variant},
-          {"engine", row.engine},
-          {"arm", row.arm},
-          {"series", row.series},
-          {"runs", row.summary.runs},
-          {"run_orders", row.run_orders},
-          {"total_count", row.summary.total_count},
-          {"median", median},
-          {"largest_max_ns", row.summary.largest_max_ns},
-          {"largest_max_run", row.run_orders.empty() ? 0 : row.run_orders[row.summary.largest_max_run]},
-          {"long_calls_total", totals},
-          {"long_calls_median_per_run", medians},
-          {"target_rate", row.target_rate},
-          {"median_achieved_rate", row.median_achieved_rate},
-          {"late_total", row.late_total},
-          {"shed_total", row.shed_total}};
 }
 
 json report_json(const Report& rep) {
@@ -211,14 +218,7 @@ json report_json(const Report& rep) {
   return j;
 }
 
-Expected<void> write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Error{path.string() + ": cannot create"};
-  out << text;
-  out.close();
-  if (!out) return Error{path.string() + ": write failed"};
-  return {};
-}
+using detail::write_text_file;
 
 // ---- HTML ------------------------------------------------------------------
 
@@ -509,8 +509,10 @@ std::string html_text(const Report& rep) {
         << (r.quiet.quiet ? "yes" : "no") << "</td></tr>\n";
     }
   }
-  o << "</table>\n<p class='note'>Raw series of every run are in series/ as CSV and HFTRAW (see docs/lab.md); "
-       "report.json has every statistic, long-call index and condition.</p>\n</body></html>\n";
+  o << "</table>\n<p class='note'>Raw series of every run are in series/ as CSV and HFTRAW, with "
+       "HdrHistogram interval logs (.hlog) beside them (see docs/lab.md); report.json has every statistic, "
+       "long-call index and condition; manifest.sha256 the hash of every file (hft-bench verify DIR re-derives "
+       "them).</p>\n</body></html>\n";
   return o.str();
 }
 
@@ -571,11 +573,11 @@ std::vector<SummaryRow> summarize_report(const Report& report) {
 std::string report_json_text(const Report& report) { return report_json(report).dump(2) + "\n"; }
 
 Expected<void> write_report_json(const std::filesystem::path& path, const Report& report) {
-  return write_text(path, report_json_text(report));
+  return write_text_file(path, report_json_text(report));
 }
 
 Expected<void> write_report_html(const std::filesystem::path& path, const Report& report) {
-  return write_text(path, html_text(report));
+  return write_text_file(path, html_text(report));
 }
 
 Expected<void> write_audit_json(const std::filesystem::path& path, const Report& report) {
@@ -591,7 +593,7 @@ Expected<void> write_audit_json(const std::filesystem::path& path, const Report&
                     {"detail", r.error.empty() ? a.detail : r.error}});
   }
   const json j = {{"format", "hft-lab-audit"}, {"version", 1}, {"all_passed", all_pass}, {"runs", runs}};
-  return write_text(path, j.dump(2) + "\n");
+  return write_text_file(path, j.dump(2) + "\n");
 }
 
 std::string console_table(const Report& report) {

@@ -28,6 +28,7 @@ struct SeriesRecord {
   Analysis analysis;
   std::string csv_file;     ///< relative to the output directory ("" if not written)
   std::string binary_file;  ///< relative to the output directory
+  std::string hlog_file;    ///< HdrHistogram interval log, relative ("" if not written)
 };
 
 /// One measured run.

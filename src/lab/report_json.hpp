@@ -1,0 +1,17 @@
+// Internal: the JSON objects report.json holds for one series' statistics
+// and one summary row. Shared by the report writer and by verify, which
+// rebuilds them from the raw series and compares them with the file.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "hft/lab/report.hpp"
+
+namespace hft::lab::detail {
+
+/// report.json runs[].series[].stats for `s`.
+[[nodiscard]] nlohmann::json stats_json(const Stats& s);
+/// report.json summary[] entry for `row`.
+[[nodiscard]] nlohmann::json summary_json(const SummaryRow& row);
+
+}  // namespace hft::lab::detail
