@@ -1409,6 +1409,9 @@ void Session::release_held() noexcept {
   // Not inside another store replay (a resend's to_app sending, a to_admin
   // of the gap fill below): the store replays one at a time.
   if (hold_from_ == 0 || store_replay_running_ || !connected_) return;
+  // The first held message is an application message (holding starts with
+  // one, and a pass stops at one): while the window is full nothing moves.
+  if (out_throttle_.window->full(now_.mono_ns)) return;
   store_replay_running_ = true;
   const std::uint64_t last = store_.next_sender_seq() - 1;
   HeldCollector collector(*this);

@@ -303,6 +303,45 @@ TEST_F(SessionThrottle, a_resend_request_while_messages_are_held_resends_only_wh
   for (const auto& m : sent) EXPECT_FALSE(has_field(m, "43")) << "held messages go out once, as themselves";
 }
 
+TEST_F(SessionThrottle, a_send_from_to_app_during_a_resend_is_held_in_sequence_too) {
+  // to_app of a resend sends a new order: the resend's store replay is
+  // running, so the held messages are not let out from inside it; the new
+  // order is numbered after them and everything leaves in sequence.
+  struct SendsOnResend : RecordingApp {
+    Session* session = nullptr;
+    std::int64_t now = 0;
+    int sent = 0;
+    Decision to_app(Session&, std::span<const char>, bool poss_dup) noexcept override {
+      if (poss_dup && sent++ == 0) {
+        (void)session->send_app("D", Instant::from_utc(now), [](OutgoingMessage& m) { m.add(11, "NEW"); });
+      }
+      return Decision::accept();
+    }
+  };
+  SendsOnResend sends;
+  auto s = Session::create(outgoing(1, OutgoingThrottleAction::kQueue, 1000, 10), store, sends, out, &logger, at());
+  ASSERT_TRUE(s.ok());
+  session = std::move(*s);
+  sends.session = session.get();
+  logon();
+  for (int i = 1; i <= 3; ++i) ASSERT_EQ(send_order("C" + std::to_string(i)), SendStatus::kOk);
+  EXPECT_EQ(of_type(take(), "D").size(), 1u);  // C1 = 2; C2 = 3 and C3 = 4 held
+  now += 1000 * kMs;                           // the window allows one, no timer yet
+  sends.now = now;
+  send("2", "7=2|16=0|");
+  auto sent = take();
+  ASSERT_GE(sent.size(), 2u);
+  EXPECT_EQ(field(sent[0], "34"), "2");
+  EXPECT_EQ(field(sent[0], "43"), "Y");
+  EXPECT_EQ(field(sent[1], "11"), "C2") << "let out after the resend, not inside it";
+  advance(3);
+  for (auto& m : take()) sent.push_back(std::move(m));
+  ASSERT_EQ(sent.size(), 4u);
+  sent.erase(sent.begin());
+  expect_contiguous(sent, 3);
+  EXPECT_EQ(field(sent[2], "11"), "NEW");
+}
+
 TEST_F(SessionThrottle, a_logout_waits_behind_held_messages_and_its_timeout_starts_when_it_is_sent) {
   auto st = outgoing(1, OutgoingThrottleAction::kQueue, 1000, 10);
   st.logout_timeout = 1;
