@@ -198,6 +198,48 @@ constexpr std::array kSchema = {
                            "does not stall other sessions.",
             .min = 1, .max = 1'000'000},
 
+    // --- Throttling (docs/session.md, "Throttling") -----------------------
+    KeySpec{.name = "OutgoingThrottleLimit", .type = T::kInt, .default_value = "0",
+            .description = "Most application messages the session sends in any window of "
+                           "OutgoingThrottleIntervalMs (0: no limit). Session messages (Heartbeat, TestRequest, "
+                           "Reject, Logout, ...) and resends for a ResendRequest do not count and are never "
+                           "refused; what a send over the limit does is OutgoingThrottleAction.",
+            .min = 0, .max = 1'000'000},
+    KeySpec{.name = "OutgoingThrottleIntervalMs", .type = T::kDuration, .default_value = "1000",
+            .description = "The window of OutgoingThrottleLimit: no more than the limit in any interval this "
+                           "long (timed on the monotonic clock).",
+            .min = 1, .max = 60'000, .unit_ns = kMilli},
+    KeySpec{.name = "OutgoingThrottleAction", .type = T::kEnum, .default_value = "reject",
+            .description = "`reject`: a send over OutgoingThrottleLimit returns SendStatus::kThrottled (nothing "
+                           "stored or sent, no sequence number used; from a SendRing it is reported to "
+                           "on_queued_send_failed). `queue`: the message is stored with its sequence number and "
+                           "sent, in order, once the window allows, up to OutgoingThrottleQueueSize held "
+                           "messages (one more is refused with kThrottled); session messages sent meanwhile wait "
+                           "behind them. With an initiator, OutgoingThrottleIntervalMs must then be shorter than "
+                           "HeartBtInt.",
+            .choices = "reject|queue"},
+    KeySpec{.name = "OutgoingThrottleQueueSize", .type = T::kInt, .default_value = "1000",
+            .description = "With OutgoingThrottleAction=queue: application messages held at most. Without "
+                           "FileStorePath the in-memory store keeps this many more messages for it.",
+            .min = 1, .max = 1'000'000},
+    KeySpec{.name = "IncomingThrottleLimit", .type = T::kInt, .default_value = "0",
+            .description = "Most application messages accepted from the counterparty in any window of "
+                           "IncomingThrottleIntervalMs (0: no limit). Session messages, messages held behind a "
+                           "gap and PossDup resends while our ResendRequest is answered do not count; one over "
+                           "the limit gets IncomingThrottleAction.",
+            .min = 0, .max = 1'000'000},
+    KeySpec{.name = "IncomingThrottleIntervalMs", .type = T::kDuration, .default_value = "1000",
+            .description = "The window of IncomingThrottleLimit (monotonic clock).", .min = 1, .max = 60'000,
+            .unit_ns = kMilli},
+    KeySpec{.name = "IncomingThrottleAction", .type = T::kEnum, .default_value = "reject",
+            .description = "`reject`: a message over IncomingThrottleLimit is not processed and gets a Reject "
+                           "(35=3, 58=Throttle limit exceeded, SessionRejectReason 99 where the version has it); "
+                           "its MsgSeqNum is consumed, so no ResendRequest follows. `logout`: that Reject, then a "
+                           "Logout with the same Text (disconnect on its answer or after LogoutTimeout). "
+                           "`disconnect`: the connection is closed at once (logged); the message is not accepted "
+                           "and is asked for again after the next logon.",
+            .choices = "reject|logout|disconnect"},
+
     // --- Sockets ----------------------------------------------------------
     KeySpec{.name = "SocketConnectHost", .type = T::kHost,
             .description = "Initiator, required: primary host. SocketConnectHost1, 2, ... are failover hosts, "

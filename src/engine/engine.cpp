@@ -816,9 +816,14 @@ Expected<Engine::Slot*> Engine::open_session(const Section& section, std::vector
     message_store = std::move(*opened);
   } else {
     // Without FileStorePath the last 1024 messages are kept in memory for
-    // resends (1024 x MaxMessageSize, allocated once, written as used).
+    // resends (1024 x MaxMessageSize, allocated once, written as used), and
+    // as many more as OutgoingThrottleAction=queue may hold (it sends held
+    // messages from the store).
     store::MemoryStoreConfig mc;
     mc.capacity = 1024;
+    if (setup->settings.outgoing_throttle_limit != 0 &&
+        setup->settings.outgoing_throttle_action == session::OutgoingThrottleAction::kQueue)
+      mc.capacity += setup->settings.outgoing_throttle_queue_size;
     mc.max_message_size = setup->settings.max_message_size;
     message_store = std::make_unique<store::MemoryStore>(mc, now.utc_ns);
   }

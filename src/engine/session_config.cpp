@@ -154,6 +154,28 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
   HFT_GET(i, s.get_int("MaxFieldsPerMessage"));
   st.max_fields_per_message = static_cast<std::size_t>(i);
 
+  // Throttling (docs/session.md, "Throttling").
+  std::string action;
+  HFT_GET(i, s.get_int("OutgoingThrottleLimit"));
+  st.outgoing_throttle_limit = static_cast<std::uint32_t>(i);
+  HFT_GET(d, s.get_duration("OutgoingThrottleIntervalMs"));
+  st.outgoing_throttle_interval_ms =
+      static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+  HFT_GET(action, s.get_string("OutgoingThrottleAction"));
+  st.outgoing_throttle_action =
+      action == "queue" ? session::OutgoingThrottleAction::kQueue : session::OutgoingThrottleAction::kReject;
+  HFT_GET(i, s.get_int("OutgoingThrottleQueueSize"));
+  st.outgoing_throttle_queue_size = static_cast<std::uint32_t>(i);
+  HFT_GET(i, s.get_int("IncomingThrottleLimit"));
+  st.incoming_throttle_limit = static_cast<std::uint32_t>(i);
+  HFT_GET(d, s.get_duration("IncomingThrottleIntervalMs"));
+  st.incoming_throttle_interval_ms =
+      static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+  HFT_GET(action, s.get_string("IncomingThrottleAction"));
+  st.incoming_throttle_action = action == "logout"       ? session::IncomingThrottleAction::kLogout
+                                : action == "disconnect" ? session::IncomingThrottleAction::kDisconnect
+                                                         : session::IncomingThrottleAction::kReject;
+
   if (s.has("TimestampPrecision")) {
     std::string v;
     HFT_GET(v, s.get_string("TimestampPrecision"));

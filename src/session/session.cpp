@@ -23,6 +23,8 @@ constexpr std::int64_t kNsPerSecond = 1'000'000'000;
 /// Store flag of session-level messages: a replay gap-fills over them
 /// without parsing them.
 constexpr std::uint8_t kAdminFlag = 1;
+/// Text of the Reject and Logout an inbound message over IncomingThrottleLimit gets.
+constexpr std::string_view kThrottleText = "Throttle limit exceeded";
 
 /// What a failed claim or commit means to the application.
 SendStatus send_status(store::StoreStatus status) noexcept {
@@ -61,6 +63,7 @@ std::string_view to_string(DisconnectReason reason) noexcept {
     case DisconnectReason::kOutsideSchedule: return "outside the session schedule";
     case DisconnectReason::kApplication: return "application request";
     case DisconnectReason::kStoreError: return "message store error";
+    case DisconnectReason::kThrottled: return "incoming throttle limit exceeded";
   }
   return "unknown";
 }
@@ -75,6 +78,7 @@ std::string_view to_string(SendStatus status) noexcept {
     case SendStatus::kEncodeError: return "encode error";
     case SendStatus::kBusy: return "another message is being built";
     case SendStatus::kNotStarted: return "message not started";
+    case SendStatus::kThrottled: return "throttled (OutgoingThrottleLimit reached)";
   }
   return "unknown";
 }
@@ -204,6 +208,42 @@ class Session::Queue {
 std::size_t Session::queued_messages() const noexcept { return queue_->size(); }
 
 // ---------------------------------------------------------------------------
+// A throttle's window: the times of the last `limit` events, oldest first, in
+// a ring allocated at creation. An event at t is allowed when fewer than
+// `limit` happened in (t - interval, t], so no interval of that length ever
+// holds more than `limit` of them.
+
+class Session::Window {
+ public:
+  Window(std::uint32_t limit, std::uint32_t interval_ms)
+      : times_(std::make_unique<std::int64_t[]>(limit)),
+        limit_(limit),
+        interval_ns_(std::int64_t{interval_ms} * 1'000'000) {}
+
+  /// True if an event at `t` would be one too many.
+  [[nodiscard]] bool full(std::int64_t t) const noexcept {
+    return count_ == limit_ && t - times_[head_] < interval_ns_;
+  }
+  /// An event at `t` (not full(t)).
+  void record(std::int64_t t) noexcept {
+    if (count_ < limit_) {
+      times_[count_++] = t;  // head_ stays 0 until the ring is full
+      return;
+    }
+    times_[head_] = t;
+    if (++head_ == limit_) head_ = 0;
+  }
+  [[nodiscard]] std::uint32_t limit() const noexcept { return limit_; }
+
+ private:
+  std::unique_ptr<std::int64_t[]> times_;
+  std::uint32_t limit_;
+  std::uint32_t head_ = 0;  // oldest, once full
+  std::uint32_t count_ = 0;
+  std::int64_t interval_ns_;
+};
+
+// ---------------------------------------------------------------------------
 // Construction
 
 Session::Session(SessionSettings settings, store::MessageStore& store, Application& app, Output& output,
@@ -289,6 +329,14 @@ Expected<void> Session::init(Instant now) {
   // a reason to grow on the receive path.
   view_ = std::make_unique<MessageView>(settings_.max_fields_per_message);
   replay_view_ = std::make_unique<MessageView>(settings_.max_fields_per_message);
+  if (settings_.outgoing_throttle_limit != 0) {
+    out_throttle_.window =
+        std::make_unique<Window>(settings_.outgoing_throttle_limit, settings_.outgoing_throttle_interval_ms);
+  }
+  if (settings_.incoming_throttle_limit != 0) {
+    in_throttle_.window =
+        std::make_unique<Window>(settings_.incoming_throttle_limit, settings_.incoming_throttle_interval_ms);
+  }
 
   // Every outgoing message is claimed at MaxMessageSize: find out now if the
   // store cannot give that much (without claiming: a journal that has no
@@ -395,6 +443,7 @@ void Session::on_bytes(std::span<const char> bytes, Instant now) noexcept {
   }
   if (!connected_) rx_len_ = 0;
   if (replaying) continue_replay();
+  release_held();
   if (store_failure_pending_) end_for_store();
   in_input_ = false;
 }
@@ -652,7 +701,7 @@ bool Session::is_correct_comp_id(const MessageView& msg) const noexcept {
          msg.get(tag::kSenderCompID) == settings_.target_comp_id;
 }
 
-bool Session::verify(const MessageView& msg, bool check_too_high, bool check_too_low) noexcept {
+bool Session::verify(const MessageView& msg, bool check_too_high, bool check_too_low, bool app) noexcept {
   const std::string_view type = msg.msg_type();
   if (!valid_logon_state(type)) {
     HFT_SESSION_LOG(LogLevel::kError, "Logon state is not valid for message (MsgType=" << type << ")");
@@ -682,9 +731,16 @@ bool Session::verify(const MessageView& msg, bool check_too_high, bool check_too
     do_target_too_low(msg, seq);
     return false;
   }
+  // IncomingThrottleLimit counts application messages as they come in
+  // sequence: not those held behind a gap (they came earlier, at the peer's
+  // pace), nor PossDup resends while we wait for the ones we asked for.
+  const bool throttled = app && in_throttle_.window != nullptr && seq == expected && !from_gap_queue_ &&
+                         !(resend_requested() && flag_set(msg, tag::kPossDupFlag));
   if ((check_too_high || check_too_low) && resend_requested()) check_resend_satisfied(seq);
   last_received_mono_ = now_.mono_ns;
   test_requests_ = 0;
+  if (throttled && !admit_incoming(msg)) [[unlikely]]
+    return false;
   // The inbound journal holds the accepted stream, in sequence: a message
   // ahead of a gap (a Logon, a ResendRequest) is journaled when the gap is
   // filled (process_queue), one behind it not at all. A SequenceReset-Reset
@@ -699,6 +755,54 @@ bool Session::verify(const MessageView& msg, bool check_too_high, bool check_too
       return false;
     }
   }
+  return true;
+}
+
+bool Session::admit_incoming(const MessageView& msg) noexcept {
+  Window& w = *in_throttle_.window;
+  if (!w.full(now_.mono_ns)) [[likely]] {
+    w.record(now_.mono_ns);
+    return true;
+  }
+  ++counters_.incoming_throttled;
+  const std::string_view seq_text = msg.get(tag::kMsgSeqNum);
+  const IncomingThrottleAction action = settings_.incoming_throttle_action;
+  if (action == IncomingThrottleAction::kDisconnect) {
+    // Not accepted (its number stays expected): after the next logon it is
+    // asked for again and, resent, processed.
+    HFT_SESSION_LOG(LogLevel::kError, "Incoming throttle: more than "
+                                          << w.limit() << " application messages in "
+                                          << settings_.incoming_throttle_interval_ms
+                                          << " ms (IncomingThrottleLimit); "
+                                          << "message " << seq_text << " not accepted, disconnecting");
+    do_disconnect(DisconnectReason::kThrottled);
+    return false;
+  }
+  const bool logout = action == IncomingThrottleAction::kLogout && !sent_logout_;
+  if (throttle_event(in_throttle_, settings_.incoming_throttle_interval_ms)) {
+    HFT_SESSION_LOG(LogLevel::kWarn,
+                    "Incoming throttle: more than "
+                        << w.limit() << " application messages in " << settings_.incoming_throttle_interval_ms
+                        << " ms (IncomingThrottleLimit); "
+                        << "message " << seq_text << " rejected" << (logout ? ", logging out" : "") << "; "
+                        << in_throttle_.unreported << " more rejected since the last report");
+    in_throttle_.unreported = 0;
+  }
+  // A Reject like any other (its number consumed, so no gap follows), without
+  // a log line per message.
+  (void)generate_reject(msg, static_cast<int>(RejectReason::kOther), 0, kThrottleText, true);
+  if (logout && connected_) generate_logout(kThrottleText);
+  return false;
+}
+
+bool Session::throttle_event(Throttle& t, std::uint32_t interval_ms) noexcept {
+  const std::int64_t now = now_.mono_ns;
+  if (t.reported && now - t.reported_ns < std::int64_t{interval_ms} * 1'000'000) {
+    ++t.unreported;
+    return false;
+  }
+  t.reported = true;
+  t.reported_ns = now;
   return true;
 }
 
@@ -869,7 +973,9 @@ void Session::process_queue() noexcept {
       incr_target();
       continue;
     }
+    from_gap_queue_ = true;
     handle_message(bytes, true);
+    from_gap_queue_ = false;
   }
 }
 
@@ -1167,6 +1273,9 @@ void Session::next_resend_request(const MessageView& msg) noexcept {
       (version_ <= codec::FixVersion::kFix42 && end == 999999) || end >= next_sender) {
     end = next_sender - 1;
   }
+  // Messages the outgoing throttle holds have never been sent: they follow
+  // as themselves, in sequence, not as PossDup resends (twice).
+  if (hold_from_ != 0 && end >= hold_from_) end = hold_from_ - 1;
   start_replay(begin, end);
   if (!connected_) return;
 
@@ -1183,7 +1292,7 @@ void Session::next_resend_request(const MessageView& msg) noexcept {
 }
 
 void Session::next_app(const MessageView& msg, std::string_view /*type*/) noexcept {
-  if (!verify(msg, true, true)) return;
+  if (!verify(msg, true, true, true)) return;
   InboundInfo info;
   (void)msg.get_uint(tag::kMsgSeqNum, info.seq);
   info.poss_dup = flag_set(msg, tag::kPossDupFlag);
@@ -1240,6 +1349,10 @@ bool Session::finish_admin(Build& b) noexcept {
     store_failed(st, false);
     return false;
   }
+  // Behind messages the outgoing throttle holds: journaled now, sent in its
+  // turn (release_held), so that the peer sees no gap.
+  if (hold_from_ != 0) [[unlikely]]
+    return true;
   send_bytes({r.message.data(), r.message.size()});
   return true;
 }
@@ -1248,6 +1361,80 @@ void Session::send_bytes(std::span<const char> bytes) noexcept {
   last_sent_mono_ = now_.mono_ns;
   ++counters_.messages_sent;
   output_.send(bytes);
+}
+
+// Held messages are read back from the store, where they were journaled when
+// they were sent: the store is the queue, so nothing is copied and nothing
+// held is lost with the connection.
+class Session::HeldCollector final : public store::ReplayVisitor {
+ public:
+  explicit HeldCollector(Session& s) noexcept : s_(s) {}
+  bool on_message(const store::StoredMessage& m) noexcept override {
+    Session& s = s_;
+    if (!s.connected_) return false;
+    if (m.seq < s.hold_from_) return true;
+    if (m.seq > s.hold_from_) s.fill_held(m.seq);  // not in the store any more
+    if (!s.connected_) return false;
+    const bool app = (m.flags & kAdminFlag) == 0;
+    if (app && s.out_throttle_.window->full(s.now_.mono_ns)) {
+      blocked = true;
+      return false;
+    }
+    if (app) {
+      s.out_throttle_.window->record(s.now_.mono_ns);
+      --s.held_app_;
+    }
+    s.hold_from_ = m.seq + 1;
+    s.send_bytes(m.bytes);
+    return s.connected_;
+  }
+  bool blocked = false;
+
+ private:
+  Session& s_;
+};
+
+void Session::fill_held(std::uint64_t up_to) noexcept {
+  // Only if the store lost them (a MemoryStore smaller than the queue, a
+  // sequence number moved by set_next_sender_seq): said, and gap-filled so
+  // that the peer does not wait for them.
+  HFT_SESSION_LOG(LogLevel::kError, "Outgoing throttle: held messages "
+                                        << hold_from_ << " to " << up_to - 1
+                                        << " are not in the store; gap-filled");
+  generate_sequence_reset(hold_from_, up_to);
+  hold_from_ = up_to;
+}
+
+void Session::release_held() noexcept {
+  // Not inside another store replay (a resend's to_app sending, a to_admin
+  // of the gap fill below): the store replays one at a time.
+  if (hold_from_ == 0 || store_replay_running_ || !connected_) return;
+  // The first held message is an application message (holding starts with
+  // one, and a pass stops at one): while the window is full nothing moves.
+  if (out_throttle_.window->full(now_.mono_ns)) return;
+  store_replay_running_ = true;
+  const std::uint64_t last = store_.next_sender_seq() - 1;
+  HeldCollector collector(*this);
+  while (connected_ && hold_from_ != 0 && hold_from_ <= last && !collector.blocked) {
+    const store::ReplayResult r = store_.replay(hold_from_, last, settings_.max_resend_batch, collector);
+    if (r.status == store::ReplayStatus::kLimit) continue;
+    if (r.status == store::ReplayStatus::kIoError) [[unlikely]] {
+      // The journal cannot be read back: the peer asks for these after the
+      // next logon, when a replay tries again.
+      HFT_SESSION_LOG(LogLevel::kError,
+                      "Outgoing throttle: held message " << r.next_seq << " cannot be read from the store");
+      store_failed(store::StoreStatus::kIoError, in_input_);
+      break;
+    }
+    if (r.status == store::ReplayStatus::kComplete && connected_ && hold_from_ <= last) fill_held(last + 1);
+    break;
+  }
+  // (A message numbered meanwhile, by a send from to_admin, is held still.)
+  if (hold_from_ != 0 && hold_from_ >= store_.next_sender_seq()) {
+    hold_from_ = 0;
+    held_app_ = 0;
+  }
+  store_replay_running_ = false;
 }
 
 bool Session::should_send_reset() const noexcept {
@@ -1410,7 +1597,8 @@ std::size_t Session::reverse_route(const MessageView& msg, char* out, std::size_
   return line.size() < cap ? line.size() : 0;
 }
 
-bool Session::generate_reject(const MessageView& msg, int reason, int ref_tag, std::string_view text) noexcept {
+bool Session::generate_reject(const MessageView& msg, int reason, int ref_tag, std::string_view text,
+                              bool quiet) noexcept {
   const std::string_view type = msg.msg_type();
   const std::string_view seq_text = msg.get(tag::kMsgSeqNum);
   std::uint64_t seq = 0;
@@ -1463,6 +1651,7 @@ bool Session::generate_reject(const MessageView& msg, int reason, int ref_tag, s
   }
   if (!finish_admin(b)) return false;
   ++counters_.rejects_sent;
+  if (quiet) return true;
   HFT_SESSION_LOG(LogLevel::kWarn, "Message " << seq_text << " Rejected: " << text
                                               << (has_ref ? ":" : "") << std::string_view(ref_text, has_ref ? ref_len : 0));
   return true;
@@ -1564,8 +1753,12 @@ void Session::continue_replay() noexcept {
     return;
   }
   ReplayCollector collector(*this);
+  // to_app may send (begin_app): no replay of held messages inside this one.
+  const bool outer = store_replay_running_;
+  store_replay_running_ = true;
   const store::ReplayResult res =
       store_.replay(replay_.next, replay_.end, settings_.max_resend_batch, collector);
+  store_replay_running_ = outer;
   if (!connected_) return;
   replay_.next = std::max(replay_.next, res.next_seq);
   if (res.status == store::ReplayStatus::kLimit && replay_.next <= replay_.end) return;  // more next time
@@ -1680,6 +1873,39 @@ OutgoingMessage& Session::begin_app(std::string_view msg_type, Instant now, cons
     return m;
   }
   if (now.mono_ns >= now_.mono_ns) now_ = now;
+  if (out_throttle_.window != nullptr) [[unlikely]] {
+    // Decided before anything is claimed: a refused send uses no number.
+    release_held();
+    if (!is_logged_on() || !connected_) {
+      m.status_ = SendStatus::kNotLoggedOn;
+      return m;
+    }
+    if (hold_from_ != 0 || out_throttle_.window->full(now_.mono_ns)) {
+      const bool queue = settings_.outgoing_throttle_action == OutgoingThrottleAction::kQueue;
+      if (!queue || held_app_ >= settings_.outgoing_throttle_queue_size) {
+        ++counters_.sends_throttled;
+        if (throttle_event(out_throttle_, settings_.outgoing_throttle_interval_ms)) {
+          if (queue) {
+            HFT_SESSION_LOG(LogLevel::kWarn, "Outgoing throttle: queue full ("
+                                                 << held_app_
+                                                 << " messages held, OutgoingThrottleQueueSize); "
+                                                 << "send refused (throttled); " << out_throttle_.unreported
+                                                 << " more throttle events since the last report");
+          } else {
+            HFT_SESSION_LOG(
+                LogLevel::kWarn,
+                "Outgoing throttle: " << out_throttle_.window->limit() << " application messages in "
+                                      << settings_.outgoing_throttle_interval_ms
+                                      << " ms (OutgoingThrottleLimit); send refused (throttled); "
+                                      << out_throttle_.unreported << " more refused since the last report");
+          }
+          out_throttle_.unreported = 0;
+        }
+        m.status_ = SendStatus::kThrottled;
+        return m;
+      }
+    }
+  }
   const std::span<char> room = store_.claim(settings_.max_message_size);
   if (room.empty()) [[unlikely]] {
     const store::StoreStatus st = store_.last_status();
@@ -1724,6 +1950,30 @@ SendStatus Session::send(OutgoingMessage& m) noexcept {
     // Not recorded: not sent, and the store did not advance the sequence.
     store_failed(st, in_input_);
     return send_status(st);
+  }
+  if (out_throttle_.window != nullptr) [[unlikely]] {
+    Window& w = *out_throttle_.window;
+    const bool hold = settings_.outgoing_throttle_action == OutgoingThrottleAction::kQueue &&
+                      (hold_from_ != 0 || w.full(now_.mono_ns));
+    if (hold) {
+      // Journaled with its number; release_held sends it in its turn.
+      if (hold_from_ == 0) hold_from_ = m.seq_;
+      ++held_app_;
+      ++counters_.sends_throttle_queued;
+      counters_.throttle_queue_max = std::max<std::uint64_t>(counters_.throttle_queue_max, held_app_);
+      if (throttle_event(out_throttle_, settings_.outgoing_throttle_interval_ms)) {
+        HFT_SESSION_LOG(LogLevel::kWarn,
+                        "Outgoing throttle: " << w.limit() << " application messages in "
+                                              << settings_.outgoing_throttle_interval_ms
+                                              << " ms (OutgoingThrottleLimit); holding messages from "
+                                              << hold_from_ << " (" << held_app_ << " held); "
+                                              << out_throttle_.unreported
+                                              << " more throttle events since the last report");
+        out_throttle_.unreported = 0;
+      }
+      return SendStatus::kOk;
+    }
+    w.record(now_.mono_ns);
   }
   send_bytes({r.message.data(), r.message.size()});
   return SendStatus::kOk;
@@ -1770,7 +2020,10 @@ void Session::on_timer(Instant now) noexcept {
       }
       return;
     }
-    if (sent_logout_ && mono - last_sent_mono_ >= settings_.logout_timeout * kNsPerSecond) {
+    // A Logout held behind throttled messages has not gone out yet: its
+    // timeout starts when it does.
+    if (sent_logout_ && hold_from_ == 0 &&
+        mono - last_sent_mono_ >= settings_.logout_timeout * kNsPerSecond) {
       log(LogLevel::kError, "Timed out waiting for logout response");
       do_disconnect(DisconnectReason::kLogoutTimeout);
       return;
@@ -1787,10 +2040,14 @@ void Session::on_timer(Instant now) noexcept {
       generate_test_request("TEST");
       ++test_requests_;
       log(LogLevel::kInfo, "Sent test request TEST");
-    } else if (since_sent >= hbi && test_requests_ == 0) {
+    } else if (since_sent >= hbi && test_requests_ == 0 && hold_from_ == 0) {
+      // (While messages are held the next of them goes out within the
+      // throttle's window, shorter than the interval; a Heartbeat would only
+      // wait behind them.)
       generate_heartbeat({}, false);
     }
   }();
+  release_held();
   continue_replay();
   if (store_failure_pending_) end_for_store();
   in_input_ = false;
@@ -1831,6 +2088,8 @@ void Session::reset_store() noexcept {
   queue_->clear();
   resend_begin_ = resend_end_ = resend_target_end_ = 0;
   replay_.active = false;
+  hold_from_ = 0;  // held messages belonged to the old sequence
+  held_app_ = 0;
   log(LogLevel::kInfo, "Sequence numbers reset to 1");
 }
 
@@ -1856,6 +2115,15 @@ void Session::do_disconnect(DisconnectReason reason) noexcept {
   queue_->clear();
   resend_begin_ = resend_end_ = resend_target_end_ = 0;
   replay_.active = false;
+  if (hold_from_ != 0) {
+    // Journaled with their numbers: the peer asks for them after the next
+    // logon (ResendRequest) and gets them as PossDup resends.
+    HFT_SESSION_LOG(LogLevel::kInfo, "Outgoing throttle: " << held_app_ << " held messages from "
+                                                           << hold_from_
+                                                           << " not sent; resent after the next logon");
+    hold_from_ = 0;
+    held_app_ = 0;
+  }
   rx_len_ = 0;
   oversize_ = OversizeState{};
   app_msg_.open_ = false;

@@ -1,6 +1,7 @@
 #include "hft/session/settings.hpp"
 
 #include <cctype>
+#include <utility>
 
 #include "hft/codec/types.hpp"
 
@@ -70,6 +71,35 @@ Expected<void> SessionSettings::check() const {
   }
   if (queue_capacity_messages == 0 || queue_capacity_bytes < max_message_size) {
     return Error{"QueueCapacity: must hold at least one message of MaxMessageSize"};
+  }
+  if (outgoing_throttle_limit > kMaxThrottleLimit) {
+    return Error{"OutgoingThrottleLimit: " + std::to_string(outgoing_throttle_limit) + " is not in 0.." +
+                 std::to_string(kMaxThrottleLimit)};
+  }
+  if (incoming_throttle_limit > kMaxThrottleLimit) {
+    return Error{"IncomingThrottleLimit: " + std::to_string(incoming_throttle_limit) + " is not in 0.." +
+                 std::to_string(kMaxThrottleLimit)};
+  }
+  for (const auto& [key, ms] :
+       {std::pair<const char*, std::uint32_t>{"OutgoingThrottleIntervalMs", outgoing_throttle_interval_ms},
+        {"IncomingThrottleIntervalMs", incoming_throttle_interval_ms}}) {
+    if (ms < 1 || ms > kMaxThrottleIntervalMs) {
+      return Error{std::string(key) + ": " + std::to_string(ms) + " is not in 1.." +
+                   std::to_string(kMaxThrottleIntervalMs) + " ms"};
+    }
+  }
+  if (outgoing_throttle_queue_size < 1 || outgoing_throttle_queue_size > kMaxThrottleLimit) {
+    return Error{"OutgoingThrottleQueueSize: " + std::to_string(outgoing_throttle_queue_size) +
+                 " is not in 1.." + std::to_string(kMaxThrottleLimit)};
+  }
+  // Held messages hold back the Heartbeats behind them: a window as long as
+  // the heartbeat interval would let the counterparty time the session out.
+  if (outgoing_throttle_limit != 0 && outgoing_throttle_action == OutgoingThrottleAction::kQueue &&
+      initiator && heart_bt_int > 0 &&
+      std::int64_t{outgoing_throttle_interval_ms} >= std::int64_t{heart_bt_int} * 1000) {
+    return Error{"OutgoingThrottleIntervalMs: " + std::to_string(outgoing_throttle_interval_ms) +
+                 " ms with OutgoingThrottleAction=queue must be shorter than HeartBtInt (" +
+                 std::to_string(heart_bt_int) + " s): held messages delay the Heartbeats behind them"};
   }
   if (v == codec::FixVersion::kFixT11) {
     if (appl_ver_id_code(default_appl_ver_id).empty()) {

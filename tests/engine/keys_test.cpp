@@ -529,6 +529,99 @@ TEST(ConfigKeys, max_fields_per_message_out_of_range_is_an_error_naming_the_line
       << "the documented default";
 }
 
+// --- Throttling ---------------------------------------------------------------
+
+TEST(ConfigKeys, throttling_is_off_by_default_and_the_keys_set_the_session_settings) {
+  const auto off = setup_of(acceptor_config("")).settings;
+  EXPECT_EQ(off.outgoing_throttle_limit, 0u);
+  EXPECT_EQ(off.incoming_throttle_limit, 0u);
+  EXPECT_EQ(off.outgoing_throttle_interval_ms, 1000u);
+  EXPECT_EQ(off.incoming_throttle_interval_ms, 1000u);
+  EXPECT_EQ(off.outgoing_throttle_action, hft::session::OutgoingThrottleAction::kReject);
+  EXPECT_EQ(off.outgoing_throttle_queue_size, 1000u);
+  EXPECT_EQ(off.incoming_throttle_action, hft::session::IncomingThrottleAction::kReject);
+  // [DEFAULT] is inherited; the session's own keys win.
+  const auto on = setup_of(acceptor_config("OutgoingThrottleLimit=50\nOutgoingThrottleIntervalMs=250\n"
+                                           "OutgoingThrottleAction=queue\nIncomingThrottleAction=logout",
+                                           "OutgoingThrottleQueueSize=7\nIncomingThrottleLimit=20\n"
+                                           "IncomingThrottleIntervalMs=2000\n"))
+                      .settings;
+  EXPECT_EQ(on.outgoing_throttle_limit, 50u);
+  EXPECT_EQ(on.outgoing_throttle_interval_ms, 250u);
+  EXPECT_EQ(on.outgoing_throttle_action, hft::session::OutgoingThrottleAction::kQueue);
+  EXPECT_EQ(on.outgoing_throttle_queue_size, 7u);
+  EXPECT_EQ(on.incoming_throttle_limit, 20u);
+  EXPECT_EQ(on.incoming_throttle_interval_ms, 2000u);
+  EXPECT_EQ(on.incoming_throttle_action, hft::session::IncomingThrottleAction::kLogout);
+  EXPECT_EQ(setup_of(acceptor_config("IncomingThrottleAction=disconnect")).settings.incoming_throttle_action,
+            hft::session::IncomingThrottleAction::kDisconnect);
+}
+
+TEST(ConfigKeys, throttle_values_out_of_range_are_errors_naming_the_line_and_key) {
+  std::string e = start_error(acceptor_config("OutgoingThrottleLimit=1000001"));
+  EXPECT_NE(e.find("test.cfg:4: OutgoingThrottleLimit"), std::string::npos) << e;
+  e = start_error(acceptor_config("IncomingThrottleIntervalMs=0"));
+  EXPECT_NE(e.find("test.cfg:4: IncomingThrottleIntervalMs"), std::string::npos) << e;
+  e = start_error(acceptor_config("OutgoingThrottleIntervalMs=60001"));
+  EXPECT_NE(e.find("OutgoingThrottleIntervalMs"), std::string::npos) << e;
+  e = start_error(acceptor_config("OutgoingThrottleQueueSize=0"));
+  EXPECT_NE(e.find("OutgoingThrottleQueueSize"), std::string::npos) << e;
+  e = start_error(acceptor_config("OutgoingThrottleAction=drop"));
+  EXPECT_NE(e.find("OutgoingThrottleAction"), std::string::npos) << e;
+  EXPECT_NE(e.find("queue"), std::string::npos) << "the choices are named: " << e;
+  e = start_error(acceptor_config("IncomingThrottleAction=reject-all"));
+  EXPECT_NE(e.find("IncomingThrottleAction"), std::string::npos) << e;
+  // Held messages would hold back the Heartbeats: the window must be shorter.
+  e = setup_error(initiator_config(9,
+                                   "OutgoingThrottleLimit=10\nOutgoingThrottleAction=queue\n"
+                                   "OutgoingThrottleIntervalMs=30000"));
+  EXPECT_NE(
+      e.find("OutgoingThrottleIntervalMs: 30000 ms with OutgoingThrottleAction=queue must be shorter than "
+             "HeartBtInt (30 s)"),
+      std::string::npos)
+      << e;
+}
+
+TEST(ConfigKeys, incoming_throttle_limit_rejects_what_is_over_it_over_tcp_and_the_session_goes_on) {
+  NullApp app;
+  auto engine = make(acceptor_config("IncomingThrottleLimit=2\nIncomingThrottleIntervalMs=60000"), app);
+  ASSERT_TRUE(engine);
+  const int fd = connect_to(engine->listen_port());
+  std::string received;
+  bool ended = false;
+  ASSERT_EQ(::send(fd, kLogon.data(), kLogon.size(), MSG_NOSIGNAL), static_cast<ssize_t>(kLogon.size()));
+  ASSERT_TRUE(poll_reading(*engine, fd, received, ended, [&] { return engine->session(0).is_logged_on(); }));
+  std::string orders;
+  for (int seq = 2; seq <= 4; ++seq) {
+    orders += raw_fix("D", seq,
+                      "11=O" + std::to_string(seq) +
+                          "\x01"
+                          "55=X\x01"
+                          "54=1\x01"
+                          "40=1\x01");
+  }
+  orders += raw_fix("1", 5, "112=probe\x01");
+  ASSERT_EQ(::send(fd, orders.data(), orders.size(), MSG_NOSIGNAL), static_cast<ssize_t>(orders.size()));
+  ASSERT_TRUE(poll_reading(*engine, fd, received, ended,
+                           [&] { return received.find("112=probe\x01") != std::string::npos; }));
+  // The two within the limit get the application's answer (unsupported
+  // message type: NullApp), the third the throttle's Reject.
+  EXPECT_NE(received.find("\x01"
+                          "35=3\x01"),
+            std::string::npos);
+  EXPECT_NE(received.find("\x01"
+                          "45=4\x01"
+                          "58=Throttle limit exceeded\x01"
+                          "372=D\x01"
+                          "373=99\x01"),
+            std::string::npos)
+      << received;
+  EXPECT_EQ(engine->session(0).counters().incoming_throttled, 1u);
+  EXPECT_EQ(engine->session(0).next_target_seq(), 6u);
+  EXPECT_EQ(engine->session(0).counters().resend_requests_sent, 0u);
+  ::close(fd);
+}
+
 // --- SocketCloseTimeoutMs -----------------------------------------------------------
 
 TEST(ConfigKeys, socket_close_timeout_sets_the_reactors_close_deadline) {

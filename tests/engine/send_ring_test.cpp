@@ -47,11 +47,11 @@ std::string venue_config() {
   return "[DEFAULT]\nConnectionType=acceptor\nBeginString=FIX.4.4\nSenderCompID=VENUE\nTargetCompID=CLIENT\n"
          "HeartBtInt=30\nNonStopSession=Y\nUseDataDictionary=N\nSocketAcceptPort=0\nLogLevel=error\n[SESSION]\n";
 }
-std::string client_config(int port) {
+std::string client_config(int port, const std::string& keys = {}) {
   return "[DEFAULT]\nConnectionType=initiator\nBeginString=FIX.4.4\nSenderCompID=CLIENT\nTargetCompID=VENUE\n"
          "HeartBtInt=30\nNonStopSession=Y\nUseDataDictionary=N\nSocketConnectHost=127.0.0.1\nLogLevel=error\n"
          "SocketConnectPort=" +
-         std::to_string(port) + "\n[SESSION]\n";
+         std::to_string(port) + "\n" + keys + "[SESSION]\n";
 }
 
 const session::SessionID kClientId{"FIX.4.4", "CLIENT", "VENUE", ""};
@@ -71,10 +71,10 @@ auto order(std::uint64_t id) {
 class SendRingTest : public ::testing::Test {
  protected:
   // Creates both engines and the ring; logs on when `logon`.
-  void start(const SendRingOptions& options, bool logon = true) {
+  void start(const SendRingOptions& options, bool logon = true, const std::string& client_keys = {}) {
     venue = hft::test::make_engine(venue_config(), venue_app);
     ASSERT_TRUE(venue);
-    client = hft::test::make_engine(client_config(venue->listen_port()), client_app);
+    client = hft::test::make_engine(client_config(venue->listen_port(), client_keys), client_app);
     ASSERT_TRUE(client);
     ring = &client->add_send_ring(options);
     const auto h = client->handle_of(kClientId);
@@ -159,6 +159,52 @@ TEST_F(SendRingTest, a_full_ring_and_a_body_too_large_are_statuses_at_once) {
   const std::string big(200, 'x');
   EXPECT_EQ(ring->send(handle, "D", [&](codec::MessageWriter& w) { w.add(58, big); }), QueueStatus::kTooLarge);
   EXPECT_EQ(ring->stats().too_large, 1u);
+}
+
+// OutgoingThrottleAction=reject: what the throttle refuses comes back as any
+// refusal does, with its tag and kThrottled; nothing is sent for it.
+TEST_F(SendRingTest, a_send_the_throttle_refuses_is_reported_with_its_tag_as_throttled) {
+  ASSERT_NO_FATAL_FAILURE(
+      start({.capacity = 64}, true, "OutgoingThrottleLimit=5\nOutgoingThrottleIntervalMs=60000\n"));
+  for (std::uint64_t id = 1; id <= 8; ++id)
+    ASSERT_EQ(ring->send(handle, "D", order(id), 100 + id), QueueStatus::kOk);
+  client->poll();
+  EXPECT_EQ(ring->pending(), 0u);
+  EXPECT_EQ(ring->stats().sent, 5u);
+  EXPECT_EQ(ring->stats().failed, 3u);
+  EXPECT_EQ(client_app.failed_tags, (std::vector<std::uint64_t>{106, 107, 108}));
+  EXPECT_EQ(client_app.last, session::SendStatus::kThrottled);
+  EXPECT_EQ(client->session(0).counters().sends_throttled, 3u);
+  ASSERT_TRUE(test::poll_until(*venue, *client, [&] { return venue_app.orders == 5; }));
+  EXPECT_FALSE(venue_app.out_of_order);
+  EXPECT_EQ(client->session(0).next_sender_seq(), 7u) << "the refused ones used no number";
+  client->logout_all(2'000'000'000);
+}
+
+// OutgoingThrottleAction=queue: a burst from the ring is accepted (kOk, so
+// counted as sent), held, and let out by the engine's timer at the limit's
+// pace, in order, each once.
+TEST_F(SendRingTest, a_burst_over_the_limit_is_held_and_reaches_the_venue_in_order) {
+  ASSERT_NO_FATAL_FAILURE(start({.capacity = 256, .drain_batch = 256}, true,
+                                "OutgoingThrottleLimit=20\nOutgoingThrottleIntervalMs=100\n"
+                                "OutgoingThrottleAction=queue\nOutgoingThrottleQueueSize=200\n"));
+  const std::int64_t t0 = core::monotonic_ns();
+  for (std::uint64_t id = 1; id <= 100; ++id)
+    ASSERT_EQ(ring->send(handle, "D", order(id), id), QueueStatus::kOk);
+  client->poll();
+  EXPECT_EQ(ring->stats().sent, 100u);
+  EXPECT_TRUE(client_app.failed_tags.empty());
+  EXPECT_EQ(client->session(0).throttle_queue_depth(), 80u);
+  ASSERT_TRUE(test::poll_until(
+      *venue, *client, [&] { return venue_app.orders == 100; }, 10'000'000'000));
+  // 100 at 20 per 100 ms: the last 20 cannot leave before 400 ms.
+  EXPECT_GE(core::monotonic_ns() - t0, 400'000'000);
+  EXPECT_FALSE(venue_app.out_of_order);
+  EXPECT_EQ(client->session(0).throttle_queue_depth(), 0u);
+  EXPECT_EQ(client->session(0).counters().throttle_queue_max, 80u);
+  EXPECT_EQ(venue->session(0).next_target_seq(), 102u);
+  EXPECT_EQ(venue->session(0).counters().resend_requests_sent, 0u) << "the venue never saw a gap";
+  client->logout_all(2'000'000'000);
 }
 
 TEST_F(SendRingTest, a_message_for_a_removed_session_is_counted_not_sent) {

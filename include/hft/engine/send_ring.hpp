@@ -16,9 +16,12 @@
 // A full ring is a status (kFull), never a wait or an allocation; nothing
 // locks. One ring per producer thread (several rings for several threads):
 // the engine drains each in turn, at most `drain_batch` messages per ring per
-// poll(). What the session then says (kNotLoggedOn, kStoreFull, ...) is
-// counted in the ring's stats and, with a tag, reported to
-// Application::on_queued_send_failed on the engine thread.
+// poll(). What the session then says (kNotLoggedOn, kStoreFull, kThrottled,
+// ...) is counted in the ring's stats and, with a tag, reported to
+// Application::on_queued_send_failed on the engine thread. A throttled
+// message (OutgoingThrottleAction=reject, or its queue full) is reported and
+// dropped, not kept in the ring: the ring serves every session, and one
+// session's throttle must not hold back the others (docs/engine.md).
 #pragma once
 
 #include <atomic>
@@ -73,7 +76,7 @@ struct SendRingStats {
   std::uint64_t full = 0;          ///< send() found the ring full
   std::uint64_t too_large = 0;
   std::uint64_t sent = 0;          ///< the session sent it (kOk)
-  std::uint64_t failed = 0;        ///< the session refused it (not logged on, store full, ...)
+  std::uint64_t failed = 0;        ///< the session refused it (not logged on, store full, throttled, ...)
   std::uint64_t unknown_session = 0;  ///< its session was removed meanwhile
 };
 

@@ -124,7 +124,8 @@ class Application {
   virtual void on_connect_failed(Session& /*session*/, std::string_view /*endpoint*/, int /*error*/) noexcept {}
   /// A message another thread queued with a non-zero `tag` (engine::SendRing)
   /// that the session did not send: `status` says why (kNotLoggedOn,
-  /// kStoreFull, kDoNotSend, ...). On the engine thread.
+  /// kStoreFull, kDoNotSend, kThrottled: over OutgoingThrottleLimit, nothing
+  /// stored, so it may be queued again later, ...). On the engine thread.
   virtual void on_queued_send_failed(Session& /*session*/, std::uint64_t /*tag*/, SendStatus /*status*/) noexcept {}
 
   /// The first Logon on a connection, once it has passed validation, the

@@ -25,7 +25,11 @@
 // application sees them. No message without its journal: one the store
 // cannot record, in either direction, is neither sent nor accepted, and the
 // session logs out and disconnects (docs/session.md, "When the store cannot
-// record a message"). After Session::create nothing allocates.
+// record a message"). Throttling (OutgoingThrottleLimit,
+// IncomingThrottleLimit; docs/session.md, "Throttling") refuses a send with
+// kThrottled or holds its committed bytes and sends them later, in sequence,
+// read back from the store; it rejects, logs out or disconnects on a
+// counterparty over its limit. After Session::create nothing allocates.
 #pragma once
 
 #include <cstddef>
@@ -83,6 +87,8 @@ enum class DisconnectReason : std::uint8_t {
   kApplication,       ///< Decision::disconnect() or Session::disconnect()
   kStoreError,        ///< the store failed to record a message (either direction): Logout if
                       ///< that can be recorded, then disconnect; the peer resends what was lost
+  kThrottled,         ///< IncomingThrottleAction=disconnect: the counterparty sent more than
+                      ///< IncomingThrottleLimit application messages in the window
 };
 [[nodiscard]] std::string_view to_string(DisconnectReason reason) noexcept;
 
@@ -109,6 +115,8 @@ enum class SendStatus : std::int8_t {
   kEncodeError = -5,   ///< the message did not fit MaxMessageSize, or a bad field
   kBusy = -6,          ///< another message is being built (begin_app without send/abandon)
   kNotStarted = -7,    ///< send() on a message that begin_app did not open
+  kThrottled = -8,     ///< OutgoingThrottleLimit reached (action `reject`, or the `queue` is
+                       ///< full): nothing stored or sent, no seq used; try again later
 };
 [[nodiscard]] std::string_view to_string(SendStatus status) noexcept;
 
@@ -176,6 +184,11 @@ struct SessionCounters {
   std::uint64_t queue_overflows = 0;     ///< not held (queue full): re-requested later
   std::uint64_t logons = 0;
   std::uint64_t disconnects = 0;
+  // Throttling (docs/session.md, "Throttling").
+  std::uint64_t sends_throttled = 0;        ///< sends refused with kThrottled (limit reached, queue full)
+  std::uint64_t sends_throttle_queued = 0;  ///< sends accepted and held by OutgoingThrottleAction=queue
+  std::uint64_t throttle_queue_max = 0;     ///< most application messages held at once (high-water mark)
+  std::uint64_t incoming_throttled = 0;     ///< received application messages over IncomingThrottleLimit
 };
 
 class Session {
@@ -215,8 +228,11 @@ class Session {
   ///   m.add(tag::kClOrdID, "ORD1"); ...
   ///   SendStatus s = session.send(m);
   ///
-  /// On failure (kNotLoggedOn, kBusy, kStoreFull, kStoreError, kEncodeError)
-  /// the message is closed and send() returns the status. A store failure
+  /// On failure (kNotLoggedOn, kBusy, kThrottled, kStoreFull, kStoreError,
+  /// kEncodeError) the message is closed and send() returns the status.
+  /// kThrottled: OutgoingThrottleLimit application messages went out in the
+  /// last OutgoingThrottleIntervalMs and the action is `reject`, or the
+  /// `queue` holds OutgoingThrottleQueueSize already. A store failure
   /// ends the session: at once, or, inside a callback for a received
   /// message, once the callback returns, and that message is then not
   /// accepted (the peer resends it after the next logon).
@@ -224,7 +240,10 @@ class Session {
                                            const SendOptions& options = {}) noexcept;
   /// Finishes, asks Application::to_app, stores and sends. kOk or a failure
   /// status (kDoNotSend, kEncodeError, kStoreFull, kStoreError, or the
-  /// begin_app failure). The message is closed afterwards either way. A
+  /// begin_app failure). With OutgoingThrottleAction=queue, kOk may mean
+  /// stored and held: it goes out, in sequence, once the throttle's window
+  /// allows (throttle_queue_depth()); a disconnect first leaves it to the
+  /// peer's ResendRequest. The message is closed afterwards either way. A
   /// message the store did not record is never sent and its MsgSeqNum is
   /// used by the next message; the session ends as for begin_app.
   [[nodiscard]] SendStatus send(OutgoingMessage& message) noexcept;
@@ -287,6 +306,9 @@ class Session {
   [[nodiscard]] bool resend_requested() const noexcept { return resend_begin_ != 0 || resend_end_ != 0; }
   /// Messages held until a gap is filled.
   [[nodiscard]] std::size_t queued_messages() const noexcept;
+  /// Application messages sent with OutgoingThrottleAction=queue that are
+  /// stored but held back by the throttle (0 when off).
+  [[nodiscard]] std::size_t throttle_queue_depth() const noexcept { return held_app_; }
   [[nodiscard]] codec::FixVersion version() const noexcept { return version_; }
 
  private:
@@ -301,6 +323,15 @@ class Session {
     std::uint64_t last_seq = 0;       // last stored seq visited, 0 = none
   };
   class ReplayCollector;
+  class Window;
+  class HeldCollector;
+  /// One direction's throttle: the window and its WARN line, said once a window.
+  struct Throttle {
+    std::unique_ptr<Window> window;  // null: no limit in this direction
+    std::int64_t reported_ns = 0;    // when the last WARN line was said
+    bool reported = false;
+    std::uint64_t unreported = 0;  // events since that line
+  };
 
   Session(SessionSettings settings, store::MessageStore& store, Application& app, Output& output,
           Logger* logger);
@@ -329,7 +360,11 @@ class Session {
   std::size_t skip_oversize(std::string_view data) noexcept;
   void finish_oversize() noexcept;
   void dispatch(const codec::MessageView& msg, std::string_view msg_type) noexcept;
-  bool verify(const codec::MessageView& msg, bool check_too_high, bool check_too_low) noexcept;
+  /// `app`: an application message, which IncomingThrottleLimit counts.
+  bool verify(const codec::MessageView& msg, bool check_too_high, bool check_too_low, bool app = false) noexcept;
+  /// IncomingThrottleLimit: true if `msg` (next in sequence) is within the
+  /// limit; otherwise applies IncomingThrottleAction and returns false.
+  bool admit_incoming(const codec::MessageView& msg) noexcept;
   bool valid_logon_state(std::string_view msg_type) const noexcept;
   void next_logon(const codec::MessageView& msg) noexcept;
   void next_heartbeat(const codec::MessageView& msg) noexcept;
@@ -374,12 +409,20 @@ class Session {
   void generate_resend_request(std::uint64_t begin, std::uint64_t end) noexcept;
   void generate_sequence_reset(std::uint64_t seq, std::uint64_t new_seq) noexcept;
   void generate_logout(std::string_view text) noexcept;
-  bool generate_reject(const codec::MessageView& msg, int reason, int ref_tag,
-                       std::string_view text = {}) noexcept;
+  /// `quiet`: no WARN line (the caller says it, once for many).
+  bool generate_reject(const codec::MessageView& msg, int reason, int ref_tag, std::string_view text = {},
+                       bool quiet = false) noexcept;
   void generate_reject_text(const codec::MessageView& msg, std::string_view text) noexcept;
   void generate_business_reject(const codec::MessageView& msg, int reason, int ref_tag,
                                 std::string_view text) noexcept;
   void send_bytes(std::span<const char> bytes) noexcept;
+  /// OutgoingThrottleAction=queue: sends what the window allows of the held
+  /// messages [hold_from_, next sender seq), in sequence, from the store.
+  void release_held() noexcept;
+  /// Gap-fills held messages [hold_from_, up_to) the store no longer has.
+  void fill_held(std::uint64_t up_to) noexcept;
+  /// True (and a WARN line if none was said in this window) when `t` says so.
+  bool throttle_event(Throttle& t, std::uint32_t interval_ms) noexcept;
   std::size_t reverse_route(const codec::MessageView& msg, char* out, std::size_t cap) const noexcept;
   void start_replay(std::uint64_t begin, std::uint64_t end) noexcept;
   void continue_replay() noexcept;
@@ -477,6 +520,15 @@ class Session {
   OutgoingMessage app_msg_;
   OutgoingMessage busy_msg_;  // handed out by begin_app while app_msg_ is open
   ReplayState replay_;
+  // Throttling. Outbound with `queue`: the messages from hold_from_ to the
+  // last one stored are journaled but not yet on the wire (session messages
+  // among them, so that nothing overtakes a held message); 0: none held.
+  Throttle out_throttle_;
+  Throttle in_throttle_;
+  std::uint64_t hold_from_ = 0;
+  std::size_t held_app_ = 0;           // application messages among them
+  bool store_replay_running_ = false;  // continue_replay or release_held is reading the store
+  bool from_gap_queue_ = false;        // process_queue is handing on a message held behind a gap
   SessionCounters counters_;
   char log_buf_[512] = {};
 };

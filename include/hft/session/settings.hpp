@@ -24,6 +24,26 @@ namespace hft::session {
 /// is. Empty if unknown.
 [[nodiscard]] std::string_view appl_ver_id_code(std::string_view name_or_code) noexcept;
 
+/// OutgoingThrottleAction: what a send over OutgoingThrottleLimit does.
+enum class OutgoingThrottleAction : std::uint8_t {
+  kReject,  ///< `reject`: the send returns SendStatus::kThrottled (nothing stored or sent)
+  kQueue,   ///< `queue`: stored and held, sent when the window allows (up to OutgoingThrottleQueueSize)
+};
+
+/// IncomingThrottleAction: what an application message over IncomingThrottleLimit gets.
+enum class IncomingThrottleAction : std::uint8_t {
+  kReject,      ///< `reject`: Reject (35=3, SessionRejectReason 99), its MsgSeqNum consumed
+  kLogout,      ///< `logout`: that Reject, then a Logout with the same Text
+  kDisconnect,  ///< `disconnect`: the connection is closed at once; the message is not accepted
+};
+
+/// Largest OutgoingThrottleLimit, IncomingThrottleLimit and
+/// OutgoingThrottleQueueSize (the window keeps one timestamp per message of
+/// the limit: 8 MB at most).
+inline constexpr std::uint32_t kMaxThrottleLimit = 1'000'000;
+/// Longest throttle window, ms.
+inline constexpr std::uint32_t kMaxThrottleIntervalMs = 60'000;
+
 struct SessionSettings {
   // Identity --------------------------------------------------------------
   std::string begin_string = "FIX.4.4";  ///< BeginString: FIX.4.0 .. FIX.4.4, FIXT.1.1
@@ -116,6 +136,26 @@ struct SessionSettings {
   std::size_t max_fields_per_message = codec::MessageView::kDefaultMaxFields;
   std::size_t queue_capacity_bytes = 1 << 20;  ///< messages held while a gap is being filled
   std::size_t queue_capacity_messages = 4096;
+
+  // Throttling (docs/session.md, "Throttling"); off by default ---------------
+  /// OutgoingThrottleLimit: application messages sent in any window of
+  /// OutgoingThrottleIntervalMs, at most (0: no limit). Session messages and
+  /// resends do not count and are never refused. 0 .. kMaxThrottleLimit.
+  std::uint32_t outgoing_throttle_limit = 0;
+  /// OutgoingThrottleIntervalMs: the window, ms. 1 .. kMaxThrottleIntervalMs.
+  std::uint32_t outgoing_throttle_interval_ms = 1000;
+  OutgoingThrottleAction outgoing_throttle_action = OutgoingThrottleAction::kReject;  ///< OutgoingThrottleAction
+  /// OutgoingThrottleQueueSize: with `queue`, application messages held at
+  /// most; one more is refused with kThrottled. 1 .. kMaxThrottleLimit.
+  std::uint32_t outgoing_throttle_queue_size = 1000;
+  /// IncomingThrottleLimit: application messages accepted from the
+  /// counterparty in any window of IncomingThrottleIntervalMs, at most (0: no
+  /// limit). Session messages, messages held behind a gap and PossDup resends
+  /// we asked for do not count. 0 .. kMaxThrottleLimit.
+  std::uint32_t incoming_throttle_limit = 0;
+  /// IncomingThrottleIntervalMs: the window, ms. 1 .. kMaxThrottleIntervalMs.
+  std::uint32_t incoming_throttle_interval_ms = 1000;
+  IncomingThrottleAction incoming_throttle_action = IncomingThrottleAction::kReject;  ///< IncomingThrottleAction
 
   [[nodiscard]] SessionID id() const {
     return SessionID{begin_string, sender_comp_id, target_comp_id, session_qualifier};
