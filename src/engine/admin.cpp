@@ -6,6 +6,7 @@
 #include "engine/admin.hpp"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -597,11 +598,12 @@ struct Server::Impl {
     });
     http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       std::lock_guard<std::mutex> lock(mutex);
-      box->request = Request{};
-      if (!snapshot(res)) return;
+      // EngineStats first: a kSessions request leaves reply.engine alone.
       box->request = Request{};
       box->request.command = Command::kEngine;
       if (!ask(res)) return;
+      box->request = Request{};
+      if (!snapshot(res)) return;
       res.set_content(metrics_text(box->reply.sessions, box->reply.filled, box->reply.engine),
                       "text/plain; version=0.0.4; charset=utf-8");
     });
@@ -656,6 +658,13 @@ Expected<std::unique_ptr<Server>> Server::start(const ServerOptions& options, Ma
   impl->http.set_write_timeout(5, 0);
   impl->http.set_payload_max_length(64 * 1024);
   impl->routes();
+  // httplib's default is SO_REUSEPORT, which lets a second engine bind the
+  // same port and take half the requests: SO_REUSEADDR only (a restart can
+  // rebind at once, a port in use is an error).
+  impl->http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   int port = options.port;
   if (port == 0) {
     port = impl->http.bind_to_any_port(options.address);
@@ -669,6 +678,10 @@ Expected<std::unique_ptr<Server>> Server::start(const ServerOptions& options, Ma
   impl->port = port;
   Impl* raw = impl.get();
   impl->thread = std::thread([raw] { raw->http.listen_after_bind(); });
+  // httplib's stop() before its accept loop has started is lost (the loop
+  // then never ends): wait for it, so that destroying the engine right
+  // after create() still stops the server.
+  while (!impl->http.is_running()) std::this_thread::sleep_for(std::chrono::microseconds(100));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
