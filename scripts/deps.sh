@@ -4,6 +4,7 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build g++ clang libclang-rt-14-dev
       libgtest-dev libgmock-dev googletest libbenchmark-dev
       libexpat1-dev libcli11-dev nlohmann-json3-dev libquickfix-dev
+      libcpp-httplib-dev prometheus
       python3 procps iproute2)
 missing=()
 for p in "${pkgs[@]}"; do
