@@ -433,7 +433,7 @@ struct Server::Impl {
   void audit(const httplib::Request& req, std::string_view command, std::string_view session, const json& args,
              int status, std::string_view result) {
     if (audit_fd < 0) return;
-    json line{{"time", utc_now_text()},
+    nlohmann::ordered_json line{{"time", utc_now_text()},
               {"remote", req.remote_addr + ":" + std::to_string(req.remote_port)},
               {"user", req.has_header("X-Admin-User") ? req.get_header_value("X-Admin-User") : ""},
               {"command", command},
@@ -565,9 +565,11 @@ struct Server::Impl {
     const Reply& rp = box->reply;
     json body{{"result", rp.message}};
     if (rp.status != 200) body = json{{"error", rp.message}};
-    else if (cmd != Command::kLogLevel) body["session"] = session_text;
+    else if (rp.session[0] != '\0') body["session"] = rp.session;
     reply_json(res, rp.status, body);
-    audit(req, name, session_text, args, rp.status, rp.message);
+    // The session by the name the engine knows it, however the path named it.
+    audit(req, name, rp.session[0] != '\0' ? std::string_view(rp.session) : std::string_view(session_text), args,
+          rp.status, rp.message);
   }
 
   void routes() {

@@ -108,6 +108,7 @@ struct Request {
 struct Reply {
   int status = 200;          ///< HTTP status
   char message[256] = {};    ///< result or error text
+  char session[200] = {};    ///< the session a command acted on, by name
   std::vector<SessionSnapshot> sessions;  ///< capacity chosen by the server; `filled` written
   std::size_t filled = 0;
   std::size_t total = 0;     ///< sessions that matched (more than filled: retry with room)

@@ -1169,6 +1169,7 @@ void Engine::serve_admin() noexcept {
   admin::Reply& rp = box.reply;
   rp.status = 200;
   rp.message[0] = '\0';
+  rp.session[0] = '\0';
   rp.filled = 0;
   rp.total = 0;
   auto snapshot = [](const Slot& slot, std::uint32_t index, admin::SessionSnapshot& out) noexcept {
@@ -1274,6 +1275,7 @@ void Engine::admin_command(Slot& slot) noexcept {
   admin::Reply& rp = admin_mailbox_->reply;
   session::Session& s = *slot.session;
   const session::Instant t = now();
+  admin::format_session_id(s.id(), rp.session, sizeof rp.session);
   const char* name = "?";
   auto refuse = [&](int status, const char* why) noexcept {
     rp.status = status;

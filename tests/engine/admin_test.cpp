@@ -212,6 +212,7 @@ TEST_F(AdminEndpoint, set_seqnum_changes_what_the_next_message_carries) {
   const auto audit = audit_lines();
   ASSERT_EQ(audit.size(), 2u);
   EXPECT_EQ(audit[0]["command"], "seqnum");
+  EXPECT_EQ(audit[0]["session"], "FIX.4.4:VENUE->C1");
   EXPECT_EQ(audit[0]["user"], "tester");
   EXPECT_EQ(audit[0]["status"], 200);
   EXPECT_EQ(audit[0]["args"]["next_sender"], 50);
@@ -385,13 +386,7 @@ TEST_F(AdminEndpoint, answering_requests_allocates_nothing_on_the_engine_thread)
 
 // ---- start-up errors name the key ---------------------------------------
 
-std::string create_error(const std::string& text) {
-  auto config = Config::parse(text, "admin.cfg");
-  if (!config) return config.error().message;
-  Recorder app;
-  auto engine = Engine::create(*config, app);
-  return engine ? std::string() : engine.error().message;
-}
+std::string create_error(const std::string& text) { return hft::test::start_error(text, "admin.cfg"); }
 
 std::string acceptor(const std::string& keys) {
   return "[DEFAULT]\nConnectionType=acceptor\nBeginString=FIX.4.4\nSenderCompID=V\nNonStopSession=Y\n"

@@ -2,8 +2,10 @@
 //
 //   Config (INI) ──► Engine ──┬─ Reactor (one thread: every socket, timers)
 //                             ├─ JournalService (segment pre-creation, flush)
-//                             └─ per [SESSION]: Session + store + Connector
-//                                (initiator) or a route on a Listener (acceptor)
+//                             ├─ per [SESSION]: Session + store + Connector
+//                             │  (initiator) or a route on a Listener (acceptor)
+//                             └─ admin endpoint (HttpAcceptPort, docs/admin.md):
+//                                threads of its own; poll() answers its requests
 //
 // Acceptors: one listener per SocketAcceptPort; a new connection stays
 // unbound until its first complete message, whose BeginString and CompIDs
