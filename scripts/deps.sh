@@ -4,7 +4,7 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build g++ clang libclang-rt-14-dev
       libgtest-dev libgmock-dev googletest libbenchmark-dev
       libexpat1-dev libcli11-dev nlohmann-json3-dev libquickfix-dev
-      libssl-dev zlib1g-dev
+      libssl-dev zlib1g-dev libcpp-httplib-dev prometheus
       libhdrhistogram-java  # HdrHistogram's own reader of the lab's .hlog files (a test)
       python3 procps iproute2)
 missing=()

@@ -5,6 +5,7 @@
 //   hft-venue --port 9878 [--host 0.0.0.0] [--begin-string FIX.4.4] [--sender VENUE] [--target CLIENT]
 //             [--username U --password P]
 //   hft-venue --config venue.cfg
+//   ... [--http-port P [--http-host H] [--http-token-file F] [--http-audit-file F]]  (admin endpoint)
 //   hft-venue --conformance --spec-dir DIR --port 9878
 #include <CLI/CLI.hpp>
 #include <csignal>
@@ -64,6 +65,16 @@ int main(int argc, char** argv) {
   std::string only_sessions;
   cli.add_option("--sessions", only_sessions, "with --conformance: only these TargetCompIDs (e.g. TW44,TW)");
   cli.add_option("--spec-dir", spec_dir, "directory of the FIX XML dictionaries (default: the ones shipped)");
+  std::string http_host, http_token_file, http_audit_file, http_port_file;
+  int http_port = -1;
+  cli.add_option("--http-port", http_port,
+                 "serve the admin and metrics endpoint on this port (HttpAcceptPort; 0: any free port; "
+                 "hft-admin talks to it)");
+  cli.add_option("--http-host", http_host, "address of the admin endpoint (HttpAcceptAddress; default 127.0.0.1)");
+  cli.add_option("--http-token-file", http_token_file,
+                 "token file state-changing admin commands must present (HttpAdminTokenFile, mode 0600)");
+  cli.add_option("--http-audit-file", http_audit_file, "append admin commands to this file (HttpAdminAuditFile)");
+  cli.add_option("--http-port-file", http_port_file, "write the admin endpoint's port to this file once ready");
   bool no_dictionary = false;
   cli.add_flag("--no-dictionary", no_dictionary, "validate session-level messages only (built-in dictionary)");
   cli.add_option("--log-level", log_level, "debug, info, warn or error");
@@ -101,8 +112,19 @@ int main(int argc, char** argv) {
     settings.push_back({"PollMode", "busy", "--busy-poll"});
     settings.push_back({"IdleStrategy", "busy-spin", "--busy-poll"});
   }
+  // The admin endpoint's keys: over the file's [DEFAULT] too.
+  std::vector<hft::apps::SimpleSession::Extra> admin;
+  if (http_port >= 0) admin.push_back({"HttpAcceptPort", std::to_string(http_port), "--http-port " + std::to_string(http_port)});
+  if (!http_host.empty()) admin.push_back({"HttpAcceptAddress", http_host, "--http-host " + http_host});
+  if (!http_token_file.empty()) admin.push_back({"HttpAdminTokenFile", http_token_file, "--http-token-file"});
+  if (!http_audit_file.empty()) admin.push_back({"HttpAdminAuditFile", http_audit_file, "--http-audit-file"});
+  settings.insert(settings.end(), admin.begin(), admin.end());
   auto config = [&]() -> hft::Expected<hft::engine::Config> {
-    if (!config_path.empty()) return hft::engine::Config::load(config_path);
+    if (!config_path.empty()) {
+      std::vector<hft::engine::Override> overrides;
+      for (const auto& e : admin) overrides.push_back({e.key, e.value, e.origin});
+      return hft::engine::Config::load(config_path, overrides);
+    }
     if (conformance) {
       std::string text = hft::apps::conformance_acceptor_config(port, spec_dir, only_sessions);
       std::vector<hft::engine::Override> overrides;
@@ -159,6 +181,14 @@ int main(int argc, char** argv) {
   if (!port_file.empty()) {
     std::ofstream(port_file + ".tmp") << bound << "\n";
     std::rename((port_file + ".tmp").c_str(), port_file.c_str());
+  }
+  if (const int admin_port = (*engine)->admin_port(); admin_port != 0) {
+    std::fprintf(stderr, "hft-venue: admin endpoint on http://%s:%d (hft-admin --port %d)\n",
+                 http_host.empty() ? "127.0.0.1" : http_host.c_str(), admin_port, admin_port);
+    if (!http_port_file.empty()) {
+      std::ofstream(http_port_file + ".tmp") << admin_port << "\n";
+      std::rename((http_port_file + ".tmp").c_str(), http_port_file.c_str());
+    }
   }
   if (core >= 0 && !hft::core::pin_current_thread(core)) {
     std::fprintf(stderr, "hft-venue: cannot pin to CPU %d\n", core);

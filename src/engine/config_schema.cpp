@@ -445,8 +445,27 @@ constexpr std::array kSchema = {
                            "summed up as \"K similar lines suppressed\" when the window ends. 0: unlimited.",
             .min = 0, .max = 1'000'000, .scope = kEngine},
     KeySpec{.name = "HttpAcceptPort", .type = T::kPort,
-            .description = "Accepted and ignored: QuickFIX's HTTP status page.", .min = 0, .max = 65535,
-            .scope = kEngine, .support = S::kIgnored},
+            .description = "Port of the admin and metrics endpoint (HTTP/JSON and Prometheus /metrics, "
+                           "docs/admin.md), served by a thread of its own, never the engine thread. Unset: no "
+                           "endpoint; 0: any free port (Engine::admin_port() says which). QuickFIX's key for its "
+                           "HTTP status page.",
+            .min = 0, .max = 65535, .scope = kEngine},
+    KeySpec{.name = "HttpAcceptAddress", .type = T::kHost, .default_value = "127.0.0.1",
+            .description = "Address the admin endpoint listens on (with HttpAcceptPort). Anything but loopback "
+                           "exposes session state to the network: state-changing commands always need the token "
+                           "of HttpAdminTokenFile.",
+            .scope = kEngine},
+    KeySpec{.name = "HttpAdminTokenFile", .type = T::kPath,
+            .description = "File holding the token (one line) that the admin endpoint's state-changing commands "
+                           "must carry (`Authorization: Bearer <token>`); without it those commands are refused "
+                           "(403) and reads are still served. A file that is missing, empty or readable by "
+                           "others (mode o+r) stops the start. Needs HttpAcceptPort.",
+            .scope = kEngine},
+    KeySpec{.name = "HttpAdminAuditFile", .type = T::kPath,
+            .description = "File the admin endpoint appends one JSON line to per state-changing command (time, "
+                           "remote address, user, command, session, arguments, HTTP status, result), refused ones "
+                           "included; created with mode 0600. Needs HttpAcceptPort.",
+            .scope = kEngine},
 };
 
 }  // namespace

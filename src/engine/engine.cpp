@@ -17,6 +17,7 @@
 #include "hft/core/clock.hpp"
 #include "hft/core/cpu.hpp"
 #include "hft/core/idle.hpp"
+#include "engine/admin.hpp"
 #include "hft/engine/async_logger.hpp"
 #include "hft/engine/event_log.hpp"
 #include "hft/engine/log.hpp"
@@ -40,6 +41,17 @@ int min_log_level(std::string_view name) noexcept {
   if (name == "error") return static_cast<int>(session::LogLevel::kError);
   if (name == "off") return static_cast<int>(session::LogLevel::kError) + 1;
   return static_cast<int>(session::LogLevel::kInfo);
+}
+
+// min_log_level()'s value as LogLevel's name (trace reads as debug).
+const char* log_level_name(int level) noexcept {
+  switch (level) {
+    case 0: return "debug";
+    case 1: return "info";
+    case 2: return "warn";
+    case 3: return "error";
+    default: return "off";
+  }
 }
 
 session::SessionID logger_id(const SessionId& id) {
@@ -644,6 +656,7 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
 Engine::Engine() = default;
 
 Engine::~Engine() {
+  admin_server_.reset();  // its threads wait on the mailbox: stopped before anything they use
   if (handler_) handler_->flush_log();
   if (log_owner_) log_owner_->flush_suppressed(INT64_MAX);
   // The reactor closes its connections on destruction and reports them to the
@@ -741,6 +754,7 @@ Expected<std::unique_ptr<Engine>> Engine::build(const Config& config, session::A
     tick_ns = std::max<std::int64_t>(tick->count(), 1'000'000);
   }
   engine->reactor_->set_tick_handler(engine->handler_.get(), tick_ns);
+  if (auto admin = engine->start_admin(config); !admin) return admin.error();
   return engine;
 }
 
@@ -1017,6 +1031,9 @@ void Engine::reap() noexcept {
 int Engine::poll_sockets() noexcept {
   if (reap_pending_) [[unlikely]]
     reap();
+  // The admin endpoint's request, if one waits: one acquire load otherwise.
+  if (admin_mailbox_ != nullptr && admin_mailbox_->pending()) [[unlikely]]
+    serve_admin();
   return reactor_->do_work();
 }
 
@@ -1097,6 +1114,251 @@ session::Session* Engine::find(const session::SessionID& id) noexcept {
 }
 
 std::uint64_t Engine::connection_buffer_bytes() const noexcept { return reactor_->buffer_bytes(); }
+
+int Engine::admin_port() const noexcept { return admin_server_ ? admin_server_->port() : 0; }
+
+Expected<void> Engine::start_admin(const Config& config) {
+  const Section& d = config.defaults();
+  if (!d.has("HttpAcceptPort")) {
+    for (const char* key : {"HttpAcceptAddress", "HttpAdminTokenFile", "HttpAdminAuditFile"}) {
+      if (d.has(key))
+        return Error{d.where(key) + ": " + key + ": needs HttpAcceptPort (without it there is no admin endpoint)"};
+    }
+    return {};
+  }
+  admin::ServerOptions options;
+  auto port = d.get_int("HttpAcceptPort");
+  if (!port) return port.error();
+  options.port = static_cast<int>(*port);
+  auto address = d.get_string("HttpAcceptAddress");
+  if (!address) return address.error();
+  options.address = *address;
+  if (d.has("HttpAdminTokenFile")) {
+    auto path = d.get_string("HttpAdminTokenFile");
+    if (!path) return path.error();
+    auto token = admin::read_token_file(*path, d.where("HttpAdminTokenFile") + ": HttpAdminTokenFile");
+    if (!token) return token.error();
+    options.token = std::move(*token);
+  }
+  if (d.has("HttpAdminAuditFile")) {
+    auto path = d.get_string("HttpAdminAuditFile");
+    if (!path) return path.error();
+    options.audit_file = *path;
+  }
+  admin_mailbox_ = std::make_unique<admin::Mailbox>();
+  auto server = admin::Server::start(options, *admin_mailbox_, log_owner_->async());
+  if (!server) {
+    const std::string& why = server.error().message;
+    const char* key = why.rfind(options.audit_file, 0) == 0 && !options.audit_file.empty() ? "HttpAdminAuditFile"
+                                                                                           : "HttpAcceptPort";
+    return Error{d.where(key) + ": " + key + ": " + why};
+  }
+  admin_server_ = std::move(*server);
+  if (log_ != nullptr && log_->enabled(session::LogLevel::kInfo)) {
+    static const session::SessionID kEngine{"", "engine", "", ""};
+    log_->log(session::LogLevel::kInfo, kEngine,
+              "admin endpoint on http://" + options.address + ":" + std::to_string(admin_server_->port()) +
+                  (options.token.empty() ? " (read only: no HttpAdminTokenFile)" : ""));
+  }
+  return {};
+}
+
+// Engine thread, from poll(), only when a request waits. Copies into the
+// server's preallocated buffers and calls the Session/Engine API: nothing
+// allocates, locks or blocks (docs/admin.md, "Cost on the engine thread").
+void Engine::serve_admin() noexcept {
+  admin::Mailbox& box = *admin_mailbox_;
+  if (!box.take()) return;  // withdrawn by the server (timed out) meanwhile
+  const admin::Request& rq = box.request;
+  admin::Reply& rp = box.reply;
+  rp.status = 200;
+  rp.message[0] = '\0';
+  rp.session[0] = '\0';
+  rp.filled = 0;
+  rp.total = 0;
+  auto snapshot = [](const Slot& slot, std::uint32_t index, admin::SessionSnapshot& out) noexcept {
+    const session::Session& s = *slot.session;
+    out.index = index;
+    admin::format_session_id(s.id(), out.id, sizeof out.id);
+    const std::size_t n = std::min(s.id().begin_string.size(), sizeof out.begin_string - 1);
+    std::memcpy(out.begin_string, s.id().begin_string.data(), n);
+    out.begin_string[n] = '\0';
+    out.initiator = slot.connector != nullptr;
+    out.state = s.state();
+    out.logged_on = s.is_logged_on();
+    out.enabled = !slot.disabled;
+    out.in_logon_window = !slot.outside_window;
+    out.next_sender_seq = s.next_sender_seq();
+    out.next_target_seq = s.next_target_seq();
+    out.heart_bt_int = s.heart_bt_int();
+    out.counters = s.counters();
+    out.outbound = {};
+    out.inbound = {};
+    if (slot.journal != nullptr) {
+      store::Journal* journals[2] = {&slot.journal->outbound(), slot.journal->inbound()};
+      admin::JournalSnapshot* into[2] = {&out.outbound, &out.inbound};
+      for (int i = 0; i < 2; ++i) {
+        if (journals[i] == nullptr) continue;
+        const store::JournalStats js = journals[i]->stats();
+        *into[i] = admin::JournalSnapshot{.present = true, .appends = js.appends, .bytes = js.bytes,
+                                          .rotations = js.rotations, .spare_misses = js.spare_misses,
+                                          .active_segment = js.active_segment, .spare_errno = js.spare_errno};
+      }
+    }
+  };
+  // The session a command names: by its index among the live sessions or by its ID.
+  auto target = [&]() noexcept -> std::pair<Slot*, std::uint32_t> {
+    std::uint32_t index = 0;
+    for (auto& slot : slots_) {
+      if (slot->removing) continue;
+      if (rq.by_index ? index == rq.index : slot->session->id() == rq.target) return {slot.get(), index};
+      ++index;
+    }
+    return {nullptr, 0};
+  };
+  switch (rq.command) {
+    case admin::Command::kSessions: {
+      if (rq.all_sessions) {
+        std::uint32_t index = 0;
+        for (auto& slot : slots_) {
+          if (slot->removing) continue;
+          if (rp.filled < rp.sessions.size()) snapshot(*slot, index, rp.sessions[rp.filled++]);
+          ++index;
+        }
+        rp.total = index;
+      } else if (const auto found = target(); found.first != nullptr) {
+        rp.total = 1;
+        if (!rp.sessions.empty()) snapshot(*found.first, found.second, rp.sessions[rp.filled++]);
+      } else {
+        rp.status = 404;
+      }
+      break;
+    }
+    case admin::Command::kEngine: {
+      admin::EngineSnapshot& e = rp.engine;
+      e = admin::EngineSnapshot{};
+      e.stats = stats_;
+      for (auto& slot : slots_) {
+        if (slot->removing) continue;
+        ++e.sessions;
+        e.connected += slot->session->is_connected() ? 1 : 0;
+        e.logged_on += slot->session->is_logged_on() ? 1 : 0;
+      }
+      e.connection_buffer_bytes = reactor_->buffer_bytes();
+      e.log_lines_suppressed = log_owner_->stats().suppressed;
+      std::snprintf(e.log_level, sizeof e.log_level, "%s", log_level_name(log_owner_->min_level()));
+      break;
+    }
+    case admin::Command::kLogLevel: {
+      static const session::SessionID kEngine{"", "engine", "", ""};
+      char line[320];
+      std::snprintf(line, sizeof line, "admin log-level %s by %s (was %s)", rq.text.c_str(), rq.who.c_str(),
+                    log_level_name(log_owner_->min_level()));
+      // Logged before the change, so that a change to `off` is recorded too.
+      log_owner_->log(session::LogLevel::kInfo, kEngine, line);
+      log_owner_->set_min_level(min_log_level(rq.text));
+      std::snprintf(rp.message, sizeof rp.message, "log level %s", log_level_name(log_owner_->min_level()));
+      break;
+    }
+    default: {
+      const auto found = target();
+      if (found.first == nullptr) {
+        rp.status = 404;
+        std::snprintf(rp.message, sizeof rp.message, "no such session");
+        break;
+      }
+      admin_command(*found.first);
+      break;
+    }
+  }
+  box.done();
+}
+
+void Engine::admin_command(Slot& slot) noexcept {
+  const admin::Request& rq = admin_mailbox_->request;
+  admin::Reply& rp = admin_mailbox_->reply;
+  session::Session& s = *slot.session;
+  const session::Instant t = now();
+  admin::format_session_id(s.id(), rp.session, sizeof rp.session);
+  const char* name = "?";
+  auto refuse = [&](int status, const char* why) noexcept {
+    rp.status = status;
+    std::snprintf(rp.message, sizeof rp.message, "%s", why);
+  };
+  switch (rq.command) {
+    case admin::Command::kLogout:
+      name = "logout";
+      if (!s.is_connected()) {
+        refuse(409, "not connected");
+        break;
+      }
+      // A Logout, not a ban: the session may log on again (disable is that).
+      s.logout(rq.text, t);
+      if (!slot.disabled) s.enable();
+      std::snprintf(rp.message, sizeof rp.message, "%s", s.is_connected() ? "logout sent" : "disconnected");
+      break;
+    case admin::Command::kDisconnect:
+      name = "disconnect";
+      if (!s.is_connected()) {
+        refuse(409, "not connected");
+        break;
+      }
+      s.disconnect(t);
+      std::snprintf(rp.message, sizeof rp.message, "disconnected");
+      break;
+    case admin::Command::kEnable:
+      name = "enable";
+      (void)enable_session(s.id());
+      std::snprintf(rp.message, sizeof rp.message, "enabled");
+      break;
+    case admin::Command::kDisable:
+      name = "disable";
+      (void)disable_session(s.id(), rq.text);
+      std::snprintf(rp.message, sizeof rp.message, "disabled");
+      break;
+    case admin::Command::kReset:
+      name = "reset";
+      s.reset(t);
+      std::snprintf(rp.message, sizeof rp.message, "sequence numbers reset: next sender %llu, next target %llu",
+                    static_cast<unsigned long long>(s.next_sender_seq()),
+                    static_cast<unsigned long long>(s.next_target_seq()));
+      break;
+    case admin::Command::kSetSeqNum:
+      name = "set-seqnum";
+      if (rq.a != 0) s.set_next_sender_seq(rq.a);
+      if (rq.b != 0) s.set_next_target_seq(rq.b);
+      std::snprintf(rp.message, sizeof rp.message, "next sender %llu, next target %llu",
+                    static_cast<unsigned long long>(s.next_sender_seq()),
+                    static_cast<unsigned long long>(s.next_target_seq()));
+      break;
+    case admin::Command::kSequenceReset: {
+      name = "sequence-reset";
+      const std::uint64_t before = s.next_sender_seq();
+      switch (s.send_sequence_reset(rq.a, rq.flag, t)) {
+        case session::SendStatus::kOk:
+          std::snprintf(rp.message, sizeof rp.message, "SequenceReset %llu sent%s; next sender %llu",
+                        static_cast<unsigned long long>(before), rq.flag ? " (gap fill)" : "",
+                        static_cast<unsigned long long>(s.next_sender_seq()));
+          break;
+        case session::SendStatus::kNotLoggedOn: refuse(409, "not logged on"); break;
+        case session::SendStatus::kEncodeError:
+          rp.status = 400;
+          std::snprintf(rp.message, sizeof rp.message,
+                        "new_seq_no: %llu is not above the next sender sequence number %llu",
+                        static_cast<unsigned long long>(rq.a), static_cast<unsigned long long>(before));
+          break;
+        default: refuse(500, "the store could not record the SequenceReset: the session ends"); break;
+      }
+      break;
+    }
+    default: refuse(400, "not a session command"); break;
+  }
+  if (log_ != nullptr && log_->enabled(session::LogLevel::kInfo)) {
+    char line[480];
+    std::snprintf(line, sizeof line, "admin %s by %s: %d %s", name, rq.who.c_str(), rp.status, rp.message);
+    log_->log(session::LogLevel::kInfo, s.id(), line);
+  }
+}
 
 int Engine::listen_port(std::size_t listener_index) const noexcept {
   return listener_index < ports_.size() ? ports_[listener_index] : 0;

@@ -1,5 +1,6 @@
 #include "hft/engine/event_log.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include "hft/core/clock.hpp"
@@ -33,6 +34,12 @@ bool EventLog::enabled(session::LogLevel level) const noexcept {
   if (static_cast<int>(level) < options_.min_level) return false;
   return (user_ != nullptr && static_cast<int>(level) >= options_.user_min_level && user_->enabled(level)) ||
          (own_ != nullptr && own_->enabled(level));
+}
+
+void EventLog::set_min_level(int level) noexcept {
+  options_.min_level = level;
+  options_.user_min_level = level;
+  if (own_ != nullptr) own_->set_level(static_cast<session::LogLevel>(std::min(level, 3)));
 }
 
 std::uint32_t EventLog::index_of(const session::SessionID& id) const noexcept {

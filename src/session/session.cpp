@@ -2207,6 +2207,20 @@ void Session::reset(Instant now) noexcept {
 void Session::set_next_sender_seq(std::uint64_t seq) noexcept { store_.set_next_sender_seq(seq); }
 void Session::set_next_target_seq(std::uint64_t seq) noexcept { store_.set_next_target_seq(seq); }
 
+SendStatus Session::send_sequence_reset(std::uint64_t new_seq, bool gap_fill, Instant now) noexcept {
+  if (!is_logged_on() || sent_logout_) return SendStatus::kNotLoggedOn;
+  if (new_seq <= store_.next_sender_seq() || new_seq > kMaxSeqNum) return SendStatus::kEncodeError;
+  now_ = now;
+  Build b;
+  if (!begin_admin(b, "4", {})) return SendStatus::kStoreError;
+  b.w.add_uint(tag::kNewSeqNo, new_seq);
+  if (gap_fill) b.w.add_char(tag::kGapFillFlag, 'Y');
+  if (!finish_admin(b)) return SendStatus::kStoreError;
+  store_.set_next_sender_seq(new_seq);
+  HFT_SESSION_LOG(LogLevel::kInfo, "Sent SequenceReset (operator) TO: " << new_seq);
+  return SendStatus::kOk;
+}
+
 SessionState Session::state() const noexcept {
   if (!connected_) return SessionState::kDisconnected;
   if (sent_logout_) return SessionState::kLogoutSent;

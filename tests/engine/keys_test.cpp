@@ -34,6 +34,7 @@ using hft::engine::Engine;
 class NullApp final : public hft::session::Application {};
 
 using hft::test::raw_fix;
+using hft::test::start_error;
 using hft::test::utc_text;
 
 const std::string kLogon = raw_fix("A", 1,
@@ -67,14 +68,6 @@ std::unique_ptr<Engine> make(const std::string& text, hft::session::Application&
   return hft::test::make_engine(text, app, log);
 }
 
-// The error Engine::create (or the parser) gives for `text`.
-std::string start_error(const std::string& text) {
-  auto config = Config::parse(text, "test.cfg");
-  if (!config) return config.error().message;
-  NullApp app;
-  auto engine = Engine::create(*config, app);
-  return engine ? std::string() : engine.error().message;
-}
 
 hft::engine::SessionSetup setup_of(const std::string& text) {
   const Config config = parse(text);

@@ -35,6 +35,16 @@ inline std::unique_ptr<engine::Engine> make_engine(const std::string& text, sess
   return created ? std::move(*created) : nullptr;
 }
 
+/// The error Engine::create (or the parser) gives for `text`; empty if the engine starts.
+inline std::string start_error(const std::string& text, const std::string& file_name = "test.cfg") {
+  auto config = engine::Config::parse(text, file_name);
+  if (!config) return config.error().message;
+  struct : session::Application {
+  } app;
+  auto created = engine::Engine::create(*config, app);
+  return created ? std::string() : created.error().message;
+}
+
 inline std::string utc_text(std::int64_t s, const char* format) {
   const auto t = static_cast<std::time_t>(s);
   std::tm tm{};

@@ -75,7 +75,12 @@ class AsyncLogger final : public session::Logger {
   AsyncLogger(const AsyncLogger&) = delete;
   AsyncLogger& operator=(const AsyncLogger&) = delete;
 
-  [[nodiscard]] bool enabled(session::LogLevel level) const noexcept override { return level >= level_; }
+  [[nodiscard]] bool enabled(session::LogLevel level) const noexcept override {
+    return level >= level_.load(std::memory_order_relaxed);
+  }
+  /// Changes the least severe level kept (the admin endpoint's log-level
+  /// command, on the engine thread). Any thread.
+  void set_level(session::LogLevel level) noexcept { level_.store(level, std::memory_order_relaxed); }
   /// Copies the event into the ring. No lock, allocation, syscall or
   /// exception: a full ring drops the line and counts it. Any thread.
   void log(session::LogLevel level, const session::SessionID& session, std::string_view text) noexcept override;
@@ -118,7 +123,7 @@ class AsyncLogger final : public session::Logger {
   void run() noexcept;
 
   AsyncLoggerOptions options_;
-  session::LogLevel level_;
+  std::atomic<session::LogLevel> level_;
   const std::size_t mask_;
   std::unique_ptr<Record[]> ring_;
   std::unordered_map<session::SessionID, std::uint32_t> index_;

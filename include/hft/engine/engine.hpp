@@ -2,8 +2,10 @@
 //
 //   Config (INI) ──► Engine ──┬─ Reactor (one thread: every socket, timers)
 //                             ├─ JournalService (segment pre-creation, flush)
-//                             └─ per [SESSION]: Session + store + Connector
-//                                (initiator) or a route on a Listener (acceptor)
+//                             ├─ per [SESSION]: Session + store + Connector
+//                             │  (initiator) or a route on a Listener (acceptor)
+//                             └─ admin endpoint (HttpAcceptPort, docs/admin.md):
+//                                threads of its own; poll() answers its requests
 //
 // Acceptors: one listener per SocketAcceptPort; a new connection stays
 // unbound until its first complete message, whose BeginString and CompIDs
@@ -48,6 +50,10 @@ namespace hft::engine {
 
 class DictionaryCache;
 class EventLog;
+namespace admin {
+class Mailbox;
+class Server;
+}  // namespace admin
 
 /// Counters of the whole engine (monotonic).
 struct EngineStats {
@@ -175,6 +181,10 @@ class Engine {
   [[nodiscard]] std::uint64_t connection_buffer_bytes() const noexcept;
   /// Port a listener is bound to (useful with SocketAcceptPort=0), or 0.
   [[nodiscard]] int listen_port(std::size_t listener_index = 0) const noexcept;
+  /// Port the admin endpoint (HttpAcceptPort, docs/admin.md) is bound to, or
+  /// 0 when it is off. Its requests are answered from poll(): an engine that
+  /// is not polled answers them 503 after 2 s.
+  [[nodiscard]] int admin_port() const noexcept;
 
  private:
   struct Slot;
@@ -207,6 +217,12 @@ class Engine {
   static Expected<std::unique_ptr<Engine>> build(const Config& config, session::Application& app,
                                                  session::Logger* log, std::vector<std::string>& new_stores);
   void apply_logon_window(Slot& slot, const session::Instant& now) noexcept;
+  /// Starts the admin endpoint when [DEFAULT] sets HttpAcceptPort.
+  Expected<void> start_admin(const Config& config);
+  /// Answers the admin endpoint's pending request (engine thread, poll()).
+  void serve_admin() noexcept;
+  /// serve_admin()'s commands on one session: executed, logged with who asked.
+  void admin_command(Slot& slot) noexcept;
 
   // First member: destroyed last, after the sessions and the reactor that log.
   std::unique_ptr<EventLog> log_owner_;
@@ -232,6 +248,9 @@ class Engine {
   EngineStats stats_{};
   core::IdleKind idle_ = core::IdleKind::kBusySpin;
   std::atomic<bool> stop_{false};
+  std::unique_ptr<admin::Mailbox> admin_mailbox_;
+  // Last member: destroyed first (its threads use the mailbox and the log).
+  std::unique_ptr<admin::Server> admin_server_;
 };
 
 }  // namespace hft::engine

@@ -69,6 +69,11 @@ class EventLog final : public session::Logger {
   /// (CLOCK_MONOTONIC; INT64_MAX: all).
   void flush_suppressed(std::int64_t mono_ns) noexcept;
 
+  /// LogLevel at run time (as EventLogOptions::min_level): for the
+  /// application's logger and the engine's files alike. Engine thread.
+  void set_min_level(int level) noexcept;
+  [[nodiscard]] int min_level() const noexcept { return options_.min_level; }
+
   [[nodiscard]] AsyncLogger* async() noexcept { return own_.get(); }
   [[nodiscard]] const EventLogStats& stats() const noexcept { return stats_; }
 

@@ -273,6 +273,15 @@ class Session {
   void reset(Instant now) noexcept;
   void set_next_sender_seq(std::uint64_t seq) noexcept;
   void set_next_target_seq(std::uint64_t seq) noexcept;
+  /// Sends a SequenceReset (35=4) of our own with NewSeqNo `new_seq` (and
+  /// GapFillFlag=Y when `gap_fill`), journaled like any admin message, then
+  /// makes `new_seq` our next MsgSeqNum: the operator's way to move the
+  /// counterparty's expected number up (llfix's SequenceReset command).
+  /// kOk; kNotLoggedOn (also once our Logout is out); kEncodeError if
+  /// `new_seq` is not above next_sender_seq() (the MsgSeqNum the
+  /// SequenceReset itself carries) or is above kMaxSeqNum; kStoreError if
+  /// the store could not record it (the session then ends, as for any message).
+  [[nodiscard]] SendStatus send_sequence_reset(std::uint64_t new_seq, bool gap_fill, Instant now) noexcept;
 
   /// Whether a received Logon carries the Username and Password `settings`
   /// require (none required: true), compared in constant time. Before
