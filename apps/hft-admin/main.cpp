@@ -124,7 +124,12 @@ int main(int argc, char** argv) {
   auto* set_seqnum = cli.add_subcommand("set-seqnum", "set the next sender and/or target sequence number");
   auto* sequence_reset = cli.add_subcommand("sequence-reset", "send a SequenceReset moving our MsgSeqNum up");
   auto* log_level = cli.add_subcommand("log-level", "change the engine's LogLevel");
-  for (CLI::App* sub : {session, logout, disconnect, enable, disable, reset, set_seqnum, sequence_reset}) {
+  auto* add_session = cli.add_subcommand("add-session", "add the session a config file's one [SESSION] describes");
+  auto* remove = cli.add_subcommand("remove", "remove a session (connection closed, its store stays on disk)");
+  std::string config_file;
+  add_session->add_option("config", config_file, "config file: one [SESSION] (and a [DEFAULT] if it needs one)")
+      ->required();
+  for (CLI::App* sub : {session, logout, disconnect, enable, disable, reset, set_seqnum, sequence_reset, remove}) {
     sub->add_option("id", id, "BeginString:Sender->Target[:qualifier], or the index in `sessions`")->required();
   }
   logout->add_option("--text", text, "Text (58) of the Logout");
@@ -169,7 +174,17 @@ int main(int argc, char** argv) {
     else if (reset->parsed()) path = path_id + "/reset";
     else if (set_seqnum->parsed()) path = path_id + "/seqnum";
     else if (sequence_reset->parsed()) path = path_id + "/sequence-reset";
+    else if (remove->parsed()) path = path_id + "/remove";
+    else if (add_session->parsed()) path = "/sessions";
     else path = "/log-level";
+    if (add_session->parsed()) {
+      std::ifstream f(config_file);
+      if (!f) {
+        std::fprintf(stderr, "hft-admin: %s: cannot read the file\n", config_file.c_str());
+        return 2;
+      }
+      body["config"] = std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    }
     if (!text.empty()) body["text"] = text;
     if (sender != 0) body["next_sender"] = sender;
     if (target != 0) body["next_target"] = target;

@@ -94,6 +94,7 @@ int main(int argc, char** argv) {
   std::string probe_calls = "10000";
   std::string venue_poll = "epoll";
   std::optional<int> producer_core;
+  std::string venue_idle;
 
   app.add_option("--lanes", lanes, "Lanes to run, comma-separated: floor, tx, rtt, rx, codec, load")->delimiter(',');
   app.add_option("--variants", variants,
@@ -111,6 +112,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--producer-core", producer_core,
                  "tx lane, variants paced-ring*: CPU of the thread that builds the orders (default: --server-core)");
+  app.add_option("--venue-idle", venue_idle,
+                 "tx lane: the venue busy-polls (spin) or waits in epoll_wait (sleep) between messages")
+      ->check(CLI::IsMember({"spin", "sleep"}));
   app.add_option("--message-size", cfg.base.message_size, "Bytes per message of the floor lane")
       ->capture_default_str();
   app.add_option("--segment-size", segment_size, "Journal segment size (bytes or 64MiB, 640MiB)")
@@ -290,6 +294,7 @@ int main(int argc, char** argv) {
     }
     cfg.base.extra["producer-core"] = std::to_string(*producer_core);
   }
+  if (!venue_idle.empty()) cfg.base.extra["venue-idle"] = venue_idle;
   if (std::find(cfg.lanes.begin(), cfg.lanes.end(), "load") != cfg.lanes.end()) {
     cfg.base.extra["sessions"] = sessions;
     cfg.base.extra["load-threads"] = load_threads;

@@ -545,9 +545,28 @@ struct Server::Impl {
           bad = "level: bad value \"" + rq.text + "\": expected trace, debug, info, warn, error or off";
         break;
       }
+      case Command::kAddSession: {
+        // A config text of one [SESSION] (a [DEFAULT] of its own if it
+        // wants one), as Engine::add_session takes it; parsed and checked
+        // here, off the engine thread.
+        if (!args.contains("config") || !args["config"].is_string()) {
+          bad = "config: missing (the text of a [SESSION], as in a config file)";
+          break;
+        }
+        auto parsed = Config::parse(args["config"].get<std::string>(), "<admin add-session>");
+        if (!parsed) {
+          bad = "config: " + parsed.error().message;
+        } else if (parsed->sessions().size() != 1) {
+          bad = "config: expected exactly one [SESSION], found " + std::to_string(parsed->sessions().size());
+        } else {
+          rq.section = parsed->sessions().front();
+        }
+        break;
+      }
       default: break;
     }
-    if (bad.empty() && cmd != Command::kLogLevel && !name_session(session_text, rq, res)) {
+    const bool names_a_session = cmd != Command::kLogLevel && cmd != Command::kAddSession;
+    if (bad.empty() && names_a_session && !name_session(session_text, rq, res)) {
       audit(req, name, session_text, args, 400, "bad session name");
       return;
     }
@@ -617,7 +636,7 @@ struct Server::Impl {
         {"logout", Command::kLogout},       {"disconnect", Command::kDisconnect},
         {"enable", Command::kEnable},       {"disable", Command::kDisable},
         {"reset", Command::kReset},         {"seqnum", Command::kSetSeqNum},
-        {"sequence-reset", Command::kSequenceReset},
+        {"sequence-reset", Command::kSequenceReset}, {"remove", Command::kRemoveSession},
     };
     http.Post(R"(/sessions/([^/]+)/([a-z-]+))", [this](const httplib::Request& req, httplib::Response& res) {
       const std::string what = req.matches[2];
@@ -625,7 +644,10 @@ struct Server::Impl {
         if (what == c.name) return command(req, res, c.command, c.name, req.matches[1]);
       }
       reply_error(res, 404, "no command \"" + what +
-                                "\": logout, disconnect, enable, disable, reset, seqnum or sequence-reset");
+                                "\": logout, disconnect, enable, disable, reset, seqnum, sequence-reset or remove");
+    });
+    http.Post("/sessions", [this](const httplib::Request& req, httplib::Response& res) {
+      command(req, res, Command::kAddSession, "add-session", "");
     });
     http.Post("/log-level", [this](const httplib::Request& req, httplib::Response& res) {
       command(req, res, Command::kLogLevel, "log-level", "");

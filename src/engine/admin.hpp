@@ -24,10 +24,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hft/core/expected.hpp"
+#include "hft/engine/config.hpp"
 #include "hft/engine/engine.hpp"
 #include "hft/session/session.hpp"
 #include "hft/store/types.hpp"
@@ -49,6 +51,8 @@ enum class Command : std::uint8_t {
   kSetSeqNum,      ///< next sender and/or target sequence number
   kSequenceReset,  ///< Session::send_sequence_reset(a, flag)
   kLogLevel,       ///< LogLevel (text: trace|debug|info|warn|error|off)
+  kAddSession,     ///< Engine::add_session(section)
+  kRemoveSession,  ///< Engine::remove_session (its store stays on disk)
 };
 
 /// One direction of a session's journal.
@@ -102,6 +106,9 @@ struct Request {
   bool flag = false;    ///< kSequenceReset: GapFillFlag
   std::string text;     ///< Logout text, log level
   std::string who;      ///< remote address and user, for the log line
+  /// kAddSession: the [SESSION] to add, parsed (and its keys checked) by the
+  /// server from the request's config text.
+  std::optional<Section> section;
 };
 
 /// What the engine answers. Its buffers are sized by the server beforehand.

@@ -1260,6 +1260,26 @@ void Engine::serve_admin() noexcept {
       std::snprintf(rp.message, sizeof rp.message, "log level %s", log_level_name(log_owner_->min_level()));
       break;
     }
+    case admin::Command::kAddSession: {
+      // Not the message path: opening a store and a listener allocate and
+      // touch files (as Engine::add_session always does).
+      auto added = add_session(*rq.section);
+      if (!added) {
+        rp.status = 400;
+        std::snprintf(rp.message, sizeof rp.message, "%s", added.error().message.c_str());
+      } else {
+        admin::format_session_id((*added)->id(), rp.session, sizeof rp.session);
+        std::snprintf(rp.message, sizeof rp.message, "session added");
+      }
+      if (log_ != nullptr && log_->enabled(session::LogLevel::kInfo)) {
+        static const session::SessionID kEngine{"", "engine", "", ""};
+        char line[768];
+        std::snprintf(line, sizeof line, "admin add-session by %s: %d %s %s", rq.who.c_str(), rp.status,
+                      rp.session, rp.message);
+        log_->log(session::LogLevel::kInfo, added ? (*added)->id() : kEngine, line);
+      }
+      break;
+    }
     default: {
       const auto found = target();
       if (found.first == nullptr) {
@@ -1351,6 +1371,13 @@ void Engine::admin_command(Slot& slot) noexcept {
       }
       break;
     }
+    case admin::Command::kRemoveSession:
+      name = "remove";
+      // Its connection closes now (no Logout: disable first for one); the
+      // session and its store close at the next poll; the files stay.
+      (void)remove_session(s.id());
+      std::snprintf(rp.message, sizeof rp.message, "removed; its store stays on disk");
+      break;
     default: refuse(400, "not a session command"); break;
   }
   if (log_ != nullptr && log_->enabled(session::LogLevel::kInfo)) {

@@ -105,6 +105,27 @@ TEST_F(HftBenchLanes, every_lane_runs_and_every_journal_audit_passes) {
         ASSERT_NE(series_named(run, "response"), nullptr) << id;
         EXPECT_EQ(run["target_rate"], 5000.0) << id;
       }
+      if (lane == "tx") {
+        // Every engine's call split in the same clock: the interposed
+        // send() and the rest; libhft's own stages beside them.
+        const json* send = series_named(run, "send");
+        const json* rest = series_named(run, "engine");
+        ASSERT_NE(send, nullptr) << id;
+        ASSERT_NE(rest, nullptr) << id;
+        EXPECT_EQ((*send)["stats"]["count"], calls) << id;
+        EXPECT_EQ((*rest)["stats"]["count"], calls) << id;
+        EXPECT_GT((*send)["stats"]["p50_ns"].get<double>(), 0) << id << ": send() was timed";
+        EXPECT_LT((*send)["stats"]["p50_ns"].get<double>(), primary["stats"]["p50_ns"].get<double>()) << id;
+        const std::string split = run["notes"]["send() split"];
+        EXPECT_NE(split.find("send() interposed"), std::string::npos) << id << ": " << split;
+        if (engine == "libhft") {
+          for (const char* stage : {"stage.begin_app", "stage.body", "stage.send_call", "stage.send_call_minus_send"}) {
+            const json* st = series_named(run, stage);
+            ASSERT_NE(st, nullptr) << id << " " << stage;
+            EXPECT_EQ((*st)["stats"]["count"], calls) << id << " " << stage;
+          }
+        }
+      }
     }
     if (lane == "codec") {
       ASSERT_EQ(run["series"].size(), 2u) << id;

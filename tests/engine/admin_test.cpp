@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <mutex>
@@ -258,6 +259,63 @@ TEST_F(AdminEndpoint, disable_refuses_reconnects_until_enable) {
   ASSERT_EQ(post(c2 + "/enable").status, 200);
   ASSERT_TRUE(test::poll_until(*venue, *client, [&] { return venue->find(kVenueC2)->is_logged_on(); }));
   EXPECT_EQ(get(c2).parsed()["enabled"], true);
+}
+
+TEST_F(AdminEndpoint, sessions_are_added_and_removed_at_run_time_and_a_removed_sessions_store_stays) {
+  start();
+  // SocketAcceptPort as in the engine's own config (here 0): the session
+  // shares that listener.
+  const std::string c3_text = "[SESSION]\nConnectionType=acceptor\nBeginString=FIX.4.4\nSenderCompID=VENUE\n"
+                              "TargetCompID=C3\nHeartBtInt=30\nNonStopSession=Y\nUseDataDictionary=N\n"
+                              "SocketAcceptPort=0\nFileStorePath=" + dir.path() + "/venue\n";
+  // Unauthenticated: refused, nothing added.
+  EXPECT_EQ(post("/sessions", {{"config", c3_text}}, "").status, 401);
+  // A config that is not one [SESSION], or a bad key: 400 naming it.
+  std::string c4_text = c3_text;
+  c4_text.replace(c4_text.find("C3"), 2, "C4");
+  const Http two = post("/sessions", {{"config", c3_text + c4_text}});
+  EXPECT_EQ(two.status, 400);
+  EXPECT_NE(two.body.find("exactly one [SESSION]"), std::string::npos) << two.body;
+  const Http bad = post("/sessions", {{"config", c3_text + "HeartBtInt=soon\n"}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("HeartBtInt"), std::string::npos) << bad.body;
+  ASSERT_EQ(get("/sessions").parsed()["sessions"].size(), 2u);
+
+  const Http added = post("/sessions", {{"config", c3_text}});
+  ASSERT_EQ(added.status, 200) << added.body;
+  EXPECT_EQ(added.parsed()["session"], "FIX.4.4:VENUE->C3");
+  EXPECT_EQ(post("/sessions", {{"config", c3_text}}).status, 400) << "it exists already";
+  const session::SessionID venue_c3{"FIX.4.4", "VENUE", "C3", ""};
+  ASSERT_NE(venue->find(venue_c3), nullptr);
+  // A client for it logs on through the same port.
+  Recorder c3_app;
+  auto c3 = hft::test::make_engine(
+      "[DEFAULT]\nConnectionType=initiator\nBeginString=FIX.4.4\nTargetCompID=VENUE\nHeartBtInt=30\n"
+      "NonStopSession=Y\nUseDataDictionary=N\nSocketConnectHost=127.0.0.1\nSocketConnectPort=" +
+          std::to_string(venue->listen_port()) + "\nFileStorePath=" + dir.path() +
+          "/client3\nReconnectInterval=1\nLogLevel=error\n[SESSION]\nSenderCompID=C3\n",
+      c3_app);
+  ASSERT_TRUE(c3);
+  ASSERT_TRUE(test::poll_until(*venue, *c3, [&] { return venue->find(venue_c3)->is_logged_on(); }));
+  const json listed = get("/sessions").parsed()["sessions"];
+  ASSERT_EQ(listed.size(), 3u);
+  EXPECT_EQ(listed[2]["id"], "FIX.4.4:VENUE->C3");
+  EXPECT_EQ(listed[2]["state"], "logged_on");
+
+  const Http removed = post("/sessions/FIX.4.4%3AVENUE-%3EC3/remove");
+  ASSERT_EQ(removed.status, 200) << removed.body;
+  ASSERT_TRUE(test::poll_until(*venue, *c3, [&] { return venue->find(venue_c3) == nullptr; }));
+  EXPECT_EQ(get("/sessions").parsed()["sessions"].size(), 2u);
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/venue/FIX.4.4-VENUE-C3/seqnums.dat"))
+      << "the removed session's store stays on disk";
+  EXPECT_EQ(post("/sessions/FIX.4.4%3AVENUE-%3EC3/remove").status, 404);
+  bool audited_add = false, audited_remove = false;
+  for (const json& line : audit_lines()) {
+    audited_add = audited_add || (line["command"] == "add-session" && line["status"] == 200);
+    audited_remove = audited_remove || (line["command"] == "remove" && line["status"] == 200);
+  }
+  EXPECT_TRUE(audited_add);
+  EXPECT_TRUE(audited_remove);
 }
 
 TEST_F(AdminEndpoint, logout_lets_the_session_log_on_again_and_disconnect_closes_it) {

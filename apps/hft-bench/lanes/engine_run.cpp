@@ -67,7 +67,12 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
       spec.core = config.server_core;
       spec.segment_size = config.segment_size;
       spec.prealloc = config.prealloc;
-      spec.busy_poll = true;
+      // venue-idle=sleep (--venue-idle): the venue waits in epoll_wait and
+      // gives its core up between messages (on a 2-core host, to a
+      // producer thread that shares it); spin (default): busy poll.
+      const auto idle = config.extra.find("venue-idle");
+      const bool sleeps = idle != config.extra.end() && idle->second == "sleep";
+      spec.busy_poll = !sleeps;
       spec.sink = sink;
       auto started = VenueProcess::start(spec, config.run_dir);
       if (!started) {
@@ -79,8 +84,9 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
       cfg.venue_port = venue->port();
       result.notes.emplace_back("venue", "hft-venue pid " + std::to_string(venue->pid()) + " on 127.0.0.1:" +
                                              std::to_string(venue->port()) +
-                                             (sink ? " (busy poll, --sink: orders journaled, none answered, journal "
-                                                   : " (busy poll, --no-fill: one ExecutionReport per order, journal ") +
+                                             (spec.busy_poll ? " (busy poll, " : " (epoll, sleeping when idle, ") +
+                                             (sink ? "--sink: orders journaled, none answered, journal "
+                                                   : "--no-fill: one ExecutionReport per order, journal ") +
                                              mib(config.segment_size) + " segments)");
     } else {
       result.notes.emplace_back("venue", "external " + cfg.venue_host + ":" + std::to_string(cfg.venue_port));
@@ -169,6 +175,7 @@ Lane make_engine_lane(std::string name, std::string summary,
   for (const auto& entry : loops) lane.variants.push_back(entry.first);
   lane.default_variants = lane.variants;
   lane.preflight = engine_lane_preflight;
+  lane.controls = {"venue-idle"};
   lane.run = [name = lane.name, loops = std::move(loops)](const LaneConfig& cfg,
                                                          RunContext& ctx) -> Expected<RunResult> {
     for (const auto& [variant, loop] : loops) {

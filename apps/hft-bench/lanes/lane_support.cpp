@@ -531,6 +531,10 @@ Expected<void> engine_lane_preflight(const LaneConfig& config) {
   } else if (auto exe = venue_executable(); !exe) {
     return Error{"lane " + config.lane + ": " + exe.error().message};
   }
+  if (const auto idle = config.extra.find("venue-idle");
+      idle != config.extra.end() && idle->second != "spin" && idle->second != "sleep") {
+    return Error{"venue-idle=" + idle->second + ": use spin (busy poll) or sleep (epoll_wait)"};
+  }
   const EngineInfo* info = EngineRegistry::instance().find(config.engine);
   if (info != nullptr && info->check) {
     if (auto ok = info->check(config); !ok) return ok.error();

@@ -39,13 +39,24 @@
 //            Against paced / paced-sink at the same --rate in the same bench,
 //            it gives what sending from another thread adds.
 // Warm-up calls run unpaced first and are not recorded (paced-ring*: paced).
+//
+// Every timed call of unpaced and paced (and their -sink variants) is also
+// split in the same clock (CallSplit): "send" is the time of the socket
+// send() calls made inside it (hft-bench interposes send() for every
+// engine, send_timing.hpp), "engine" the rest; an adapter that stamps its
+// own stages (libhft: begin_app, body, send_call) adds "stage.<name>".
 #include <atomic>
 #include <charconv>
+#include <cstdio>
+#include <span>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "engine_run.hpp"
 #include "hft/core/cpu.hpp"
 #include "hft/lab/pacer.hpp"
+#include "send_timing.hpp"
 
 namespace hft::lab::lanes {
 namespace {
@@ -86,10 +97,74 @@ void note_waits(EngineRun& run, std::uint64_t waits) {
                                     std::to_string(kMaxUnanswered) + " orders were unanswered");
 }
 
+/// Splits each timed call (tx, paced service) in the same clock: the time
+/// of the send() calls inside it (series "send", interposed for every
+/// engine: send_timing.hpp), the rest ("engine": building, encoding,
+/// journaling, whatever the engine does around the socket), and the stages
+/// the adapter stamps itself ("stage.<name>"; with a "send_call" stage also
+/// "stage.send_call_minus_send": that stage without the socket call).
+class CallSplit {
+ public:
+  CallSplit(EngineRun& run, std::size_t calls, std::uint64_t warmup)
+      : run_(run), names_(run.adapter.stage_names()) {
+    const auto make = [&](std::string name) { recs_.emplace_back(std::move(name), calls, warmup, Unit::kTscTicks, run.hz, true); };
+    recs_.reserve(names_.size() + 3);
+    make("send");
+    make("engine");
+    for (std::size_t k = 0; k < names_.size(); ++k) {
+      make("stage." + std::string(names_[k]));
+      if (names_[k] == "send_call") send_call_ = k;
+    }
+    if (send_call_ != kNone) make("stage.send_call_minus_send");
+    send_timing::enable(true);
+  }
+  ~CallSplit() { send_timing::enable(false); }
+  CallSplit(const CallSplit&) = delete;
+  CallSplit& operator=(const CallSplit&) = delete;
+
+  /// Just before the timed call: forgets send() calls made outside it.
+  void before() noexcept { (void)send_timing::take(); }
+  /// Just after it: `total` is the call's ticks, `time` its start offset.
+  void after(std::int64_t total, std::int64_t time) noexcept {
+    const send_timing::Taken t = send_timing::take();
+    const auto send = static_cast<std::int64_t>(t.ticks);
+    if (t.calls == 0) ++no_send_;
+    recs_[0].record(send, time);
+    recs_[1].record(total - send, time);
+    const std::span<const std::uint64_t> stages = run_.adapter.last_stages();
+    for (std::size_t k = 0; k < names_.size() && k < stages.size(); ++k) {
+      recs_[2 + k].record(static_cast<std::int64_t>(stages[k]), time);
+    }
+    if (send_call_ != kNone && send_call_ < stages.size()) {
+      recs_.back().record(static_cast<std::int64_t>(stages[send_call_]) - send, time);
+    }
+  }
+  /// Adds the series (only if the interposition took effect) and a note.
+  void finish(RunResult& r) {
+    if (!send_timing::interposed()) {
+      r.notes.emplace_back("send() split", "not available: the engine's send() did not go through hft-bench's");
+      return;
+    }
+    for (Recorder& rec : recs_) r.series.push_back(std::move(rec).take());
+    r.notes.emplace_back("send() split",
+                         "send() interposed by hft-bench (fenced TSC around each call on the timed thread); " +
+                             std::to_string(no_send_) + " timed calls made no send() (the engine queued the bytes)");
+  }
+
+ private:
+  static constexpr std::size_t kNone = ~std::size_t{0};
+  EngineRun& run_;
+  std::span<const std::string_view> names_;
+  std::vector<Recorder> recs_;
+  std::size_t send_call_ = kNone;
+  std::uint64_t no_send_ = 0;
+};
+
 Expected<void> tx_unpaced(EngineRun& run) {
   const LaneConfig& cfg = run.config;
   const std::uint64_t total = cfg.warmup + cfg.calls;
   Recorder rec("tx", cfg.calls, cfg.warmup, Unit::kTscTicks, run.hz, /*with_time=*/true);
+  CallSplit split(run, cfg.calls, cfg.warmup);
   std::uint64_t t_start = tsc_now();
   std::uint64_t t_end = t_start;
   std::uint64_t first = 0;
@@ -97,12 +172,14 @@ Expected<void> tx_unpaced(EngineRun& run) {
   for (std::uint64_t k = 0; k < total; ++k) {
     if (!wait_for_room(run, waits)) return Error{"the venue answered nothing for 10 s"};
     if (k == cfg.warmup) t_start = tsc_now();
+    split.before();
     const std::uint64_t t0 = tsc_now();
     const bool ok = run.adapter.send_new_order(k);
     const std::uint64_t t1 = tsc_now();
     if (!ok) return Error{"send_new_order failed at call " + std::to_string(k)};
     ++run.orders;
     rec.record(static_cast<std::int64_t>(t1 - t0), static_cast<std::int64_t>(t0 - t_start));
+    split.after(static_cast<std::int64_t>(t1 - t0), static_cast<std::int64_t>(t0 - t_start));
     t_end = t1;
     (void)run.poll(first);
     if ((k & 1023U) == 0) run.context.report_progress(k);
@@ -116,6 +193,7 @@ Expected<void> tx_unpaced(EngineRun& run) {
   r.wall_seconds = static_cast<double>(t_end - t_start) / run.hz;
   r.achieved_rate = r.wall_seconds > 0 ? static_cast<double>(r.completed) / r.wall_seconds : 0;
   r.series.push_back(std::move(rec).take());
+  split.finish(r);
   return {};
 }
 
@@ -134,6 +212,7 @@ Expected<void> tx_paced(EngineRun& run) {
   ps.ticks_per_second = run.hz;
   ps.window = 1;  // each call completes when send() returns
   Pacer pacer(cfg.calls, ps, Unit::kTscTicks);
+  CallSplit split(run, cfg.calls, 0);
   const std::uint64_t base = cfg.warmup;
   pacer.start(static_cast<std::int64_t>(tsc_now()));
   while (pacer.next() < pacer.calls()) {
@@ -145,6 +224,7 @@ Expected<void> tx_paced(EngineRun& run) {
     // A rate above the venue's pace shows as scheduler delay, not as a
     // send() into a full socket.
     if (!wait_for_room(run, waits)) return Error{"the venue answered nothing for 10 s"};
+    split.before();
     const auto t_issue = static_cast<std::int64_t>(tsc_now());
     const std::uint64_t i = pacer.issue(t_issue);
     const bool ok = run.adapter.send_new_order(base + i);
@@ -152,6 +232,7 @@ Expected<void> tx_paced(EngineRun& run) {
     if (!ok) return Error{"send_new_order failed at call " + std::to_string(base + i)};
     ++run.orders;
     pacer.complete(i, t_done);
+    split.after(t_done - t_issue, t_issue - pacer.start_time());
     if ((i & 1023U) == 0) run.context.report_progress(base + i);
   }
   pacer.finish();
@@ -159,6 +240,7 @@ Expected<void> tx_paced(EngineRun& run) {
   note_waits(run, waits);
   run.result.warmup_done = cfg.warmup;
   take_pacer_result(std::move(pacer), run.result);
+  split.finish(run.result);
   return {};
 }
 
@@ -235,8 +317,14 @@ Expected<void> tx_paced_ring(EngineRun& run) {
   std::uint64_t sent = 0, failed = 0, first = 0, spins = 0, max_pending = 0;
   std::uint64_t last_progress = tsc_now();
   Expected<void> result;
+  // The engine thread's loop, to explain a slow hand-over: passes, the
+  // longest one, and how many took 10 us or more (split: send_queued, poll).
+  std::uint64_t passes = 0, slow_passes = 0, slowest = 0, slow_sends = 0, slow_polls = 0;
+  const std::uint64_t slow = ticks(run.hz, 10e-6);
   while (sent < total) {
+    const std::uint64_t t_pass = tsc_now();
     const std::uint32_t n = run.adapter.send_queued(failed);
+    const std::uint64_t t_sent = tsc_now();
     if (n != 0) {
       const auto t = static_cast<std::int64_t>(tsc_now());
       for (std::uint32_t j = 0; j < n && sent < total; ++j) sent_at[sent++] = t;
@@ -246,6 +334,12 @@ Expected<void> tx_paced_ring(EngineRun& run) {
       if ((sent & 1023U) < n) run.context.report_progress(sent);
     }
     (void)run.poll(first);
+    const std::uint64_t t_end = tsc_now();
+    ++passes;
+    slowest = std::max(slowest, t_end - t_pass);
+    if (t_end - t_pass >= slow) ++slow_passes;
+    if (t_sent - t_pass >= slow) ++slow_sends;
+    if (t_end - t_sent >= slow) ++slow_polls;
     if (every_4096(spins) && tsc_now() - last_progress > ticks(run.hz, 10.0)) {
       result = Error{"nothing was queued or sent for 10 s after call " + std::to_string(sent)};
       break;
@@ -272,6 +366,14 @@ Expected<void> tx_paced_ring(EngineRun& run) {
   r.series.push_back(std::move(producer_rec).take());
   r.series.push_back(std::move(handover_rec).take());
   r.threads.push_back({"producer", producer_core, producer_cpu, producer_cpu});
+  char loop_text[200];
+  std::snprintf(loop_text, sizeof loop_text,
+                "%llu passes (send_queued + poll), %llu of 10 us or more (%llu in send_queued, %llu in poll), "
+                "longest %.1f us",
+                static_cast<unsigned long long>(passes), static_cast<unsigned long long>(slow_passes),
+                static_cast<unsigned long long>(slow_sends), static_cast<unsigned long long>(slow_polls),
+                static_cast<double>(slowest) * 1e6 / run.hz);
+  r.notes.emplace_back("engine-thread loop", loop_text);
   r.notes.emplace_back("cross-thread queue",
                        std::to_string(full_retries) + " queue attempts found the ring full (retried by the producer); "
                        "at most " + std::to_string(max_pending) + " orders queued and not yet sent");
@@ -290,7 +392,7 @@ Lane make_tx_lane() {
        {"paced-ring-sink", tx_paced_ring}});
   // The cross-thread variants are asked for by name (--variants).
   lane.default_variants = {"unpaced", "paced", "unpaced-sink", "paced-sink"};
-  lane.controls = {"producer-core"};
+  lane.controls.emplace_back("producer-core");
   return lane;
 }
 

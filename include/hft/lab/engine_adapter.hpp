@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,13 @@ class EngineAdapter {
   /// received by this call and stores the ClOrdID index of the first in
   /// `first_index` (rtt lanes match replies to orders by it).
   [[nodiscard]] virtual std::uint32_t poll_execution_reports(std::uint64_t& first_index) noexcept = 0;
+
+  /// Stages of send_new_order the adapter stamps itself (the tx lane's
+  /// series "stage.<name>"), in call order; none by default (the lane still
+  /// splits every engine's call into send() and the rest).
+  [[nodiscard]] virtual std::span<const std::string_view> stage_names() const noexcept { return {}; }
+  /// TSC ticks of each stage of the last send_new_order, stage_names() order.
+  [[nodiscard]] virtual std::span<const std::uint64_t> last_stages() const noexcept { return {}; }
 
   /// Bytes of the last order on the wire (LAB.md: 230-242).
   [[nodiscard]] virtual std::size_t last_order_size() const noexcept = 0;
