@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
   app.add_option("--producer-core", producer_core,
                  "tx lane, variants paced-ring*: CPU of the thread that builds the orders (default: --server-core)");
   app.add_option("--venue-idle", venue_idle,
-                 "tx lane: the venue busy-polls (spin) or waits in epoll_wait (sleep) between messages")
+                 "tx and rtt lanes: the venue busy-polls (spin) or waits in epoll_wait (sleep) between messages")
       ->check(CLI::IsMember({"spin", "sleep"}));
   app.add_option("--message-size", cfg.base.message_size, "Bytes per message of the floor lane")
       ->capture_default_str();

@@ -33,6 +33,9 @@ namespace hft::engine {
 
 namespace {
 
+/// The "session" of engine-wide log lines (no session to name).
+const session::SessionID kEngineId{"", "engine", "", ""};
+
 // LogLevel as a minimum session::LogLevel (as int): trace and debug are the
 // session's debug level; off is above every level.
 int min_log_level(std::string_view name) noexcept {
@@ -354,8 +357,7 @@ class RefusalLog {
 
   void write(const char* line, int n) noexcept {
     if (log_ == nullptr || !log_->enabled(session::LogLevel::kWarn)) return;
-    static const session::SessionID kEngine{"", "engine", "", ""};
-    log_->log(session::LogLevel::kWarn, kEngine,
+    log_->log(session::LogLevel::kWarn, kEngineId,
               std::string_view(line, n > 0 ? static_cast<std::size_t>(n) : 0));
   }
 
@@ -946,8 +948,7 @@ Engine::Slot* Engine::from_template(const session::RouteKey& key, std::string_vi
         return *opened;
       }
       if (log_ != nullptr && log_->enabled(session::LogLevel::kError)) {
-        static const session::SessionID kEngine{"", "engine", "", ""};
-        log_->log(session::LogLevel::kError, kEngine,
+        log_->log(session::LogLevel::kError, kEngineId,
                   "cannot create session " + id.to_string() + " from the AcceptorTemplate at " +
                       t->section.where("") + ": " + opened.error().message);
       }
@@ -1063,8 +1064,7 @@ void Engine::apply_logon_window(Slot& slot, const session::Instant& now) noexcep
 void Engine::run() {
   // EngineThreadCore: the thread that runs the loop is the engine thread.
   if (!core::pin_current_thread(cpu_) && log_ != nullptr && log_->enabled(session::LogLevel::kError)) {
-    static const session::SessionID kEngine{"", "engine", "", ""};
-    log_->log(session::LogLevel::kError, kEngine,
+    log_->log(session::LogLevel::kError, kEngineId,
               "EngineThreadCore: cannot pin the engine thread to CPU " + std::to_string(cpu_));
   }
   core::IdleStrategy idle(idle_);
@@ -1155,8 +1155,7 @@ Expected<void> Engine::start_admin(const Config& config) {
   }
   admin_server_ = std::move(*server);
   if (log_ != nullptr && log_->enabled(session::LogLevel::kInfo)) {
-    static const session::SessionID kEngine{"", "engine", "", ""};
-    log_->log(session::LogLevel::kInfo, kEngine,
+    log_->log(session::LogLevel::kInfo, kEngineId,
               "admin endpoint on http://" + options.address + ":" + std::to_string(admin_server_->port()) +
                   (options.token.empty() ? " (read only: no HttpAdminTokenFile)" : ""));
   }
@@ -1250,12 +1249,11 @@ void Engine::serve_admin() noexcept {
       break;
     }
     case admin::Command::kLogLevel: {
-      static const session::SessionID kEngine{"", "engine", "", ""};
       char line[320];
       std::snprintf(line, sizeof line, "admin log-level %s by %s (was %s)", rq.text.c_str(), rq.who.c_str(),
                     log_level_name(log_owner_->min_level()));
       // Logged before the change, so that a change to `off` is recorded too.
-      log_owner_->log(session::LogLevel::kInfo, kEngine, line);
+      log_owner_->log(session::LogLevel::kInfo, kEngineId, line);
       log_owner_->set_min_level(min_log_level(rq.text));
       std::snprintf(rp.message, sizeof rp.message, "log level %s", log_level_name(log_owner_->min_level()));
       break;
@@ -1272,11 +1270,10 @@ void Engine::serve_admin() noexcept {
         std::snprintf(rp.message, sizeof rp.message, "session added");
       }
       if (log_ != nullptr && log_->enabled(session::LogLevel::kInfo)) {
-        static const session::SessionID kEngine{"", "engine", "", ""};
         char line[768];
         std::snprintf(line, sizeof line, "admin add-session by %s: %d %s %s", rq.who.c_str(), rp.status,
                       rp.session, rp.message);
-        log_->log(session::LogLevel::kInfo, added ? (*added)->id() : kEngine, line);
+        log_->log(session::LogLevel::kInfo, added ? (*added)->id() : kEngineId, line);
       }
       break;
     }
