@@ -72,6 +72,8 @@ constexpr EngineCounter kEngineCounters[] = {
     {"outside_logon_time_refused", &EngineStats::outside_logon_time_refused,
      "Acceptor connections outside LogonTime..LogoutTime."},
     {"pre_logon_timeouts", &EngineStats::pre_logon_timeouts, "Connections that named no session within LogonTimeout."},
+    {"tls_handshake_failures", &EngineStats::tls_handshake_failures,
+     "Accepted connections whose TLS handshake failed or timed out."},
     {"pre_logon_bytes_exceeded", &EngineStats::pre_logon_bytes_exceeded,
      "Connections that sent more than MaxPreLogonBytes before naming a session."},
     {"pending_per_address_refused", &EngineStats::pending_per_address_refused,

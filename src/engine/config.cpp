@@ -13,6 +13,16 @@
 
 namespace hft::engine {
 
+// The keys that configure TLS (they need SocketUseSSL=Y).
+namespace {
+constexpr std::string_view kTlsKeys[] = {
+    "ServerCertificateFile",         "ServerCertificateKeyFile",           "ClientCertificateFile",
+    "ClientCertificateKeyFile",      "CertificationAuthoritiesFile",       "CertificationAuthoritiesDirectory",
+    "CertificateRevocationListFile", "CertificateRevocationListDirectory", "CertificateVerifyLevel",
+    "SSLProtocol",                   "SSLCipherSuite"};
+}  // namespace
+
+
 namespace {
 
 // ---------------------------------------------------------------- text ----
@@ -711,8 +721,8 @@ class ConfigParser {
     // mixes initiators and acceptors.
     for (const Setting& v : s.settings_) {
       if (v.inherited) continue;
-      const bool connect_key = v.key.rfind("SocketConnect", 0) == 0;
-      const bool accept_key = v.key.rfind("SocketAccept", 0) == 0;
+      const bool connect_key = v.key.rfind("SocketConnect", 0) == 0 || v.key.rfind("ClientCertificate", 0) == 0;
+      const bool accept_key = v.key.rfind("SocketAccept", 0) == 0 || v.key.rfind("ServerCertificate", 0) == 0;
       if ((initiator && accept_key) || (!initiator && connect_key)) {
         return fail(v, v.key, std::string("not used") + for_type + in_section);
       }
@@ -733,6 +743,13 @@ class ConfigParser {
     if (text("NonStopSession") != "Y") {
       for (const char* key : {"StartTime", "EndTime"}) {
         if (auto r = require(key, " unless NonStopSession=Y"); !r) return r;
+      }
+    }
+    if (text("SocketUseSSL") != "Y") {
+      for (const std::string_view key : kTlsKeys) {
+        if (value(key) != nullptr) {
+          return at(key, "is set but SocketUseSSL is not Y (plain TCP would ignore it)" + in_section);
+        }
       }
     }
     const bool start_day = value("StartDay") != nullptr;
@@ -978,6 +995,43 @@ Expected<transport::ListenerOptions> listener_options(const Section& s) {
   o.buffers = get(buffers(s));
   if (get.error) return *get.error;
   return o;
+}
+
+Expected<std::optional<transport::TlsOptions>> tls_options(const Section& s) {
+  auto use = s.get_bool("SocketUseSSL");
+  if (!use) return use.error();
+  if (!*use) return std::optional<transport::TlsOptions>{};  // TLS keys without it: refused at parse
+  const bool initiator = s.connection_type() == ConnectionType::kInitiator;
+  Collect get;
+  transport::TlsOptions o;
+  o.role = initiator ? transport::TlsRole::kClient : transport::TlsRole::kServer;
+  auto text = [&](std::string_view key) { return s.has(key) ? get(s.get_string(key)) : std::string(); };
+  o.certificate_file = text(initiator ? "ClientCertificateFile" : "ServerCertificateFile");
+  o.key_file = text(initiator ? "ClientCertificateKeyFile" : "ServerCertificateKeyFile");
+  o.ca_file = text("CertificationAuthoritiesFile");
+  o.ca_directory = text("CertificationAuthoritiesDirectory");
+  o.crl_file = text("CertificateRevocationListFile");
+  o.crl_directory = text("CertificateRevocationListDirectory");
+  o.protocols = text("SSLProtocol");
+  o.cipher_suite = text("SSLCipherSuite");
+  if (s.has("CertificateVerifyLevel")) o.verify_level = static_cast<int>(get(s.get_int("CertificateVerifyLevel")));
+  if (initiator) {
+    const auto endpoints = s.connect_endpoints();
+    if (!endpoints.empty()) o.server_name = endpoints.front().host;
+    o.handshake_timeout_ns = get(s.get_duration("SocketConnectTimeoutMs")).count();
+  } else {
+    o.handshake_timeout_ns = get(s.get_duration("LogonTimeout")).count();
+  }
+  if (get.error) return *get.error;
+  return std::optional<transport::TlsOptions>{std::move(o)};
+}
+
+Error tls_context_error(const Section& s, const Error& error) {
+  const std::string& message = error.message;
+  const std::size_t colon = message.find(':');
+  const std::string key = colon == std::string::npos ? std::string() : message.substr(0, colon);
+  const bool known = std::find(std::begin(kTlsKeys), std::end(kTlsKeys), key) != std::end(kTlsKeys);
+  return Error{s.where(known ? std::string_view(key) : std::string_view("SocketUseSSL")) + ": " + message};
 }
 
 }  // namespace hft::engine

@@ -253,6 +253,7 @@ enum class Refusal : std::uint8_t {
   kMaxConnections,
   kDisabled,
   kTemplateRefused,
+  kTlsHandshake,
   kCount,
 };
 
@@ -282,6 +283,8 @@ const char* refusal_text(Refusal r) noexcept {
       return "refusing connection for disabled session";
     case Refusal::kTemplateRefused:
       return "refusing connection: not a Logon with the AcceptorTemplate's Username/Password, for session";
+    case Refusal::kTlsHandshake:
+      return "closing connection: TLS handshake failed:";
     case Refusal::kCount:
       break;
   }
@@ -404,11 +407,23 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
     char where[320];
     std::snprintf(where, sizeof where, "%s:%u", endpoint.host.c_str(), static_cast<unsigned>(endpoint.port));
     if (engine_.log_ != nullptr && engine_.log_->enabled(session::LogLevel::kWarn)) {
-      char text[448];
-      std::snprintf(text, sizeof text, "Connection to %s failed: %s", where, std::strerror(error));
+      char text[640];
+      const std::string_view tls = connector.last_tls_error();
+      if (!tls.empty()) {
+        std::snprintf(text, sizeof text, "TLS connection to %s failed: %.*s", where, static_cast<int>(tls.size()),
+                      tls.data());
+      } else {
+        std::snprintf(text, sizeof text, "Connection to %s failed: %s", where, std::strerror(error));
+      }
       engine_.log_->log(session::LogLevel::kWarn, slot->session->id(), text);
     }
     if (engine_.app_ != nullptr) engine_.app_->on_connect_failed(*slot->session, where, error);
+  }
+
+  // A TLS port's connection that never completed its handshake.
+  void on_handshake_failed(transport::Connection& c) noexcept override {
+    ++engine_.stats_.tls_handshake_failures;
+    refusals_.record(Refusal::kTlsHandshake, c.peer(), c.tls_error(), core::monotonic_ns());
   }
 
   // An accepted connection is unbound until its first message names a
@@ -460,9 +475,10 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
     if (error != 0 && engine_.log_ != nullptr && engine_.log_->enabled(session::LogLevel::kWarn)) {
       // A socket error the session cannot see: say which.
       const std::string_view why = transport::to_string(reason);
-      char text[256];
-      std::snprintf(text, sizeof text, "Connection closed: %.*s: %s", static_cast<int>(why.size()), why.data(),
-                    std::strerror(error));
+      char text[448];
+      const std::string_view tls = c.tls_error();
+      std::snprintf(text, sizeof text, "Connection closed: %.*s: %s%.*s", static_cast<int>(why.size()), why.data(),
+                    tls.empty() ? std::strerror(error) : "TLS: ", static_cast<int>(tls.size()), tls.data());
       engine_.log_->log(session::LogLevel::kWarn, slot->session->id(), text);
     }
     slot->connection = nullptr;
@@ -760,9 +776,32 @@ Expected<std::unique_ptr<Engine>> Engine::build(const Config& config, session::A
   return engine;
 }
 
+Expected<std::shared_ptr<const transport::TlsContext>> Engine::tls_context_for(const Section& section) {
+  auto tls = tls_options(section);
+  if (!tls) return tls.error();
+  if (!*tls) return std::shared_ptr<const transport::TlsContext>{};
+  // Sessions with the same settings share one context (files loaded once).
+  for (const auto& context : tls_contexts_) {
+    if (context->options() == **tls) return context;
+  }
+  auto context = transport::TlsContext::create(**tls);
+  if (!context) return tls_context_error(section, context.error());
+  if (log_ != nullptr && log_->enabled(session::LogLevel::kWarn) && (*tls)->role == transport::TlsRole::kClient &&
+      !(*context)->verifies_peer()) {
+    log_->log(session::LogLevel::kWarn, kEngineId,
+              section.where("CertificateVerifyLevel") +
+                  ": CertificateVerifyLevel=0: the server's certificate is not verified");
+  }
+  tls_contexts_.push_back(*context);
+  return std::shared_ptr<const transport::TlsContext>(*context);
+}
+
 Expected<transport::Listener*> Engine::listener_for(const Section& section) {
   auto opts = listener_options(section);
   if (!opts) return opts.error();
+  auto tls = tls_context_for(section);
+  if (!tls) return tls.error();
+  opts->tls = *tls;
   // Room in the accept queue for every session to reconnect at once (a
   // venue restart): with the default 128, the SYNs of the others are
   // dropped and retried after 1, 3, 7 s. The kernel caps it at somaxconn.
@@ -771,6 +810,23 @@ Expected<transport::Listener*> Engine::listener_for(const Section& section) {
   // listener (port 0 included: one free port for all of them).
   const auto where = std::make_pair(opts->host, opts->port);
   auto it = listeners_.find(where);
+  if (it != listeners_.end()) {
+    // One port speaks TLS or not, with one certificate: sessions sharing it must agree.
+    const auto& existing = it->second->options().tls;
+    auto comparable = [](const std::shared_ptr<const transport::TlsContext>& c) {
+      std::optional<transport::TlsOptions> o;
+      if (c) {
+        o = c->options();
+        o->handshake_timeout_ns = 0;  // LogonTimeout may differ per session
+      }
+      return o;
+    };
+    if (comparable(existing) != comparable(opts->tls)) {
+      return Error{section.where("SocketUseSSL") + ": port " + std::to_string(opts->port) +
+                   " is shared with sessions whose TLS settings differ (SocketUseSSL and the certificate keys must "
+                   "be the same for every session on one SocketAcceptPort)"};
+    }
+  }
   if (it == listeners_.end()) {
     auto listener = reactor_->add_listener(*opts, *handler_);
     if (!listener) return Error{section.where("SocketAcceptPort") + ": SocketAcceptPort: " + listener.error().message};
@@ -855,6 +911,9 @@ Expected<Engine::Slot*> Engine::open_session(const Section& section, std::vector
   if (initiator) {
     auto opts = connector_options(section);
     if (!opts) return opts.error();
+    auto tls = tls_context_for(section);
+    if (!tls) return tls.error();
+    opts->tls = *tls;
     auto connector = reactor_->add_connector(*opts, *handler_);
     if (!connector)
       return Error{section.where("SocketConnectHost") + ": SocketConnectHost: " + connector.error().message};

@@ -10,9 +10,17 @@
 #include <cerrno>
 #include <cstring>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <climits>
+#include <cstdio>
+
 #include "hft/core/clock.hpp"
 #include "hft/transport/handler.hpp"
 #include "hft/transport/reactor.hpp"
+#include "hft/transport/tls.hpp"
+#include "tls_support.hpp"
 
 namespace hft::transport {
 
@@ -55,7 +63,120 @@ std::string_view to_string(SendStatus status) noexcept {
 Connection::Connection(Reactor& reactor, std::uint32_t slot) noexcept : reactor_(&reactor), slot_(slot) {}
 
 Connection::~Connection() {
+  free_tls();
   if (fd_ >= 0) ::close(fd_);
+}
+
+void Connection::free_tls() noexcept {
+  if (ssl_ == nullptr) return;
+  SSL_free(ssl_);
+  ssl_ = nullptr;
+  ERR_clear_error();
+}
+
+std::string Connection::tls_description() const {
+  return describe_tls(ssl_);
+}
+
+bool Connection::start_tls(const TlsContext& context, std::int64_t now_ns) noexcept {
+  ssl_ = context.new_session(fd_);
+  if (ssl_ == nullptr) return false;
+  tls_ = &context;
+  state_ = State::kHandshaking;
+  handshake_deadline_ns_ = now_ns + context.options().handshake_timeout_ns;
+  return true;
+}
+
+int Connection::handshake_step(std::int64_t now_ns) noexcept {
+  if (state_ != State::kHandshaking) return state_ == State::kOpen ? 1 : -1;
+  ERR_clear_error();
+  const int result = SSL_do_handshake(ssl_);
+  if (result == 1) {
+    state_ = State::kOpen;
+    if (reactor_->options_.poll_mode == PollMode::kEpoll && writable_watched_) {
+      writable_watched_ = false;
+      reactor_->epoll_mod(fd_, EPOLLIN, Reactor::tag(Reactor::Kind::kConnection, slot_));
+    }
+    // The peer's first message may have come with its last handshake flight.
+    read_pending_ = SSL_has_pending(ssl_) != 0;
+    return 1;
+  }
+  const int error = SSL_get_error(ssl_, result);
+  if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+    const bool want_write = error == SSL_ERROR_WANT_WRITE;
+    if (reactor_->options_.poll_mode == PollMode::kEpoll && writable_watched_ != want_write) {
+      writable_watched_ = want_write;
+      reactor_->epoll_mod(fd_, want_write ? (EPOLLIN | EPOLLOUT) : EPOLLIN,
+                          Reactor::tag(Reactor::Kind::kConnection, slot_));
+    }
+    if (now_ns < handshake_deadline_ns_) return 0;
+    ERR_clear_error();
+    handshake_timed_out_ = true;
+    const int n = std::snprintf(tls_error_, sizeof tls_error_, "no TLS handshake within %lld ms",
+                                static_cast<long long>(tls_->options().handshake_timeout_ns / 1'000'000));
+    tls_error_length_ = static_cast<std::uint8_t>(n < 0 ? 0 : std::min<int>(n, sizeof tls_error_ - 1));
+    return -1;
+  }
+  tls_error_length_ = static_cast<std::uint8_t>(
+      tls_handshake_error(ssl_, result, tls_->verifies_peer(), tls_error_, sizeof tls_error_));
+  return -1;
+}
+
+long Connection::write_some(const char* data, std::size_t length) noexcept {
+  if (ssl_ == nullptr) return ::send(fd_, data, length, MSG_NOSIGNAL | MSG_DONTWAIT);
+  ERR_clear_error();
+  const int n = SSL_write(ssl_, data, static_cast<int>(std::min<std::size_t>(length, INT_MAX)));
+  if (n > 0) return n;
+  const int saved_errno = errno;
+  switch (SSL_get_error(ssl_, n)) {
+    case SSL_ERROR_WANT_WRITE:
+    case SSL_ERROR_WANT_READ:
+      errno = EAGAIN;
+      return -1;
+    case SSL_ERROR_ZERO_RETURN:
+      errno = EPIPE;
+      return -1;
+    case SSL_ERROR_SYSCALL:
+      ERR_clear_error();
+      errno = saved_errno != 0 ? saved_errno : EPIPE;
+      return -1;
+    default:
+      tls_error_length_ = static_cast<std::uint8_t>(tls_error_text(tls_error_, sizeof tls_error_));
+      errno = EPROTO;
+      return -1;
+  }
+}
+
+long Connection::read_some(char* data, std::size_t capacity) noexcept {
+  if (ssl_ == nullptr) return ::recv(fd_, data, capacity, MSG_DONTWAIT);
+  ERR_clear_error();
+  const int n = SSL_read(ssl_, data, static_cast<int>(std::min<std::size_t>(capacity, INT_MAX)));
+  if (n > 0) {
+    read_pending_ = SSL_has_pending(ssl_) != 0;
+    return n;
+  }
+  read_pending_ = false;
+  const int saved_errno = errno;
+  switch (SSL_get_error(ssl_, n)) {
+    case SSL_ERROR_WANT_READ:
+      errno = EAGAIN;
+      return -1;
+    case SSL_ERROR_WANT_WRITE:  // a TLS 1.3 KeyUpdate answer waits for room
+      watch_writable(true);
+      errno = EAGAIN;
+      return -1;
+    case SSL_ERROR_ZERO_RETURN:  // close_notify, or EOF (SSL_OP_IGNORE_UNEXPECTED_EOF)
+      return 0;
+    case SSL_ERROR_SYSCALL:
+      ERR_clear_error();
+      if (saved_errno == 0) return 0;
+      errno = saved_errno;
+      return -1;
+    default:
+      tls_error_length_ = static_cast<std::uint8_t>(tls_error_text(tls_error_, sizeof tls_error_));
+      errno = EPROTO;
+      return -1;
+  }
 }
 
 void Connection::open(int fd, const ConnectionBuffers& buffers, bool quickack, OptionError option_error) {
@@ -94,6 +215,12 @@ void Connection::open(int fd, const ConnectionBuffers& buffers, bool quickack, O
   context_ = nullptr;
   bytes_received_ = bytes_sent_ = send_overflows_ = 0;
   option_error_ = option_error;
+  tls_ = nullptr;
+  tls_shutdown_sent_ = false;
+  read_pending_ = false;
+  handshake_failed_ = false;
+  handshake_timed_out_ = false;
+  tls_error_length_ = 0;
 
   sockaddr_storage peer{};
   socklen_t length = sizeof(peer);
@@ -110,6 +237,7 @@ void Connection::open(int fd, const ConnectionBuffers& buffers, bool quickack, O
 }
 
 void Connection::reset() noexcept {
+  free_tls();
   state_ = State::kFree;
   fd_ = -1;
   connector_ = nullptr;
@@ -125,6 +253,10 @@ void Connection::close() noexcept {
 }
 
 void Connection::close(std::int64_t timeout_ns) noexcept {
+  if (state_ == State::kHandshaking) {  // nothing was accepted to deliver
+    abort();
+    return;
+  }
   if (state_ != State::kOpen) return;
   if (timeout_ns <= 0) {
     if (corked_ && send_end_ != send_begin_) (void)flush();  // best effort: they were accepted
@@ -151,12 +283,14 @@ void Connection::abort() noexcept {
 }
 
 void Connection::mark_closing(CloseReason reason, int error) noexcept {
-  if (state_ != State::kOpen && state_ != State::kDraining) return;
+  if (state_ == State::kHandshaking) handshake_failed_ = true;  // no callback was delivered: none follows
+  if (state_ != State::kOpen && state_ != State::kDraining && state_ != State::kHandshaking) return;
   finish_close(reason, error);
 }
 
 void Connection::finish_close(CloseReason reason, int error) noexcept {
   if (reactor_->options_.poll_mode == PollMode::kEpoll) reactor_->epoll_del(fd_);
+  free_tls();
   ::close(fd_);
   fd_ = -1;
   state_ = State::kClosing;
@@ -174,6 +308,16 @@ int Connection::drain(std::int64_t now_ns) noexcept {
     if (state_ != State::kDraining) return 1;  // the socket failed
   }
   if (send_end_ == send_begin_ && !shut_down_) {
+    if (ssl_ != nullptr && !tls_shutdown_sent_) {
+      // close_notify first: the peer can tell our close from a cut link.
+      ERR_clear_error();
+      const int result = SSL_shutdown(ssl_);
+      if (result < 0 && SSL_get_error(ssl_, result) == SSL_ERROR_WANT_WRITE && now_ns < drain_deadline_ns_) {
+        return work;  // the socket is full: again on the next pass
+      }
+      ERR_clear_error();
+      tls_shutdown_sent_ = true;
+    }
     // FIN goes after the queued bytes; the kernel keeps delivering them.
     if (::shutdown(fd_, SHUT_WR) != 0) {
       finish_close(CloseReason::kError, errno);
@@ -263,8 +407,7 @@ SendResult Connection::send(std::span<const char> data) noexcept {
   std::size_t written = 0;
   if (send_end_ == send_begin_) {
     while (written < data.size()) {
-      const ssize_t n =
-          ::send(fd_, data.data() + written, data.size() - written, MSG_NOSIGNAL | MSG_DONTWAIT);
+      const long n = write_some(data.data() + written, data.size() - written);
       if (n > 0) {
         written += static_cast<std::size_t>(n);
         continue;
@@ -311,8 +454,7 @@ SendResult Connection::send(std::span<const char> data) noexcept {
 int Connection::flush() noexcept {
   int work = 0;
   while (send_begin_ < send_end_) {
-    const ssize_t n =
-        ::send(fd_, send_buf_.get() + send_begin_, send_end_ - send_begin_, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const long n = write_some(send_buf_.get() + send_begin_, send_end_ - send_begin_);
     if (n > 0) {
       send_begin_ += static_cast<std::size_t>(n);
       bytes_sent_ += static_cast<std::uint64_t>(n);
@@ -344,10 +486,18 @@ int Connection::read_once() noexcept {
     recv_end_ -= recv_begin_;
     recv_begin_ = 0;
   }
-  const ssize_t n = ::recv(fd_, recv_buf_.get() + recv_end_, recv_capacity_ - recv_end_, MSG_DONTWAIT);
+  long n = read_some(recv_buf_.get() + recv_end_, recv_capacity_ - recv_end_);
   if (n > 0) {
     recv_end_ += static_cast<std::size_t>(n);
     bytes_received_ += static_cast<std::uint64_t>(n);
+    // TLS: SSL_read returns one record at a time; take what OpenSSL holds
+    // already (epoll cannot see it) while the tail has room.
+    while (read_pending_ && recv_end_ < recv_capacity_) {
+      const long more = read_some(recv_buf_.get() + recv_end_, recv_capacity_ - recv_end_);
+      if (more <= 0) break;
+      recv_end_ += static_cast<std::size_t>(more);
+      bytes_received_ += static_cast<std::uint64_t>(more);
+    }
     if (quickack_) (void)rearm_quickack(fd_);
     corked_ = true;
     handler_->on_data(*this);
@@ -368,6 +518,7 @@ int Connection::read_once() noexcept {
       ++reactor_->stats_.receive_buffer_full;
       mark_closing(CloseReason::kReceiveBufferFull, 0);
     }
+    if (state_ == State::kOpen && read_pending_) reactor_->schedule_pending_read(*this);
     return 1;
   }
   if (n == 0) {

@@ -4,7 +4,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "hft/transport/handler.hpp"
 #include "hft/transport/reactor.hpp"
@@ -37,7 +39,8 @@ void Connector::enable() noexcept {
 void Connector::disable() noexcept {
   enabled_ = false;
   if (state_ == State::kConnecting) abort_socket();
-  if (state_ != State::kConnected) state_ = State::kDisabled;
+  // A handshake in flight ends in established() or handshake_failed().
+  if (state_ != State::kConnected && state_ != State::kHandshaking) state_ = State::kDisabled;
 }
 
 void Connector::abort_socket() noexcept {
@@ -124,18 +127,33 @@ int Connector::on_writable(std::int64_t now_ns) noexcept {
   const int fd = fd_;
   reactor_->epoll_del(fd);
   fd_ = -1;
-  Connection* connection =
-      reactor_->adopt(fd, options_.buffers, options_.socket, option_error_, handler_, this, nullptr);
+  tls_error_length_ = 0;
+  // With TLS the handshake follows (kHandshaking); established() or
+  // handshake_failed() comes from the reactor when it is over.
+  state_ = State::kHandshaking;
+  Connection* connection = reactor_->adopt(fd, options_.buffers, options_.socket, option_error_, handler_, this,
+                                           nullptr, options_.tls.get(), now_ns);
   if (connection == nullptr) {
     ::close(fd);
     fail_attempt(EMFILE, now_ns);
     return 1;
   }
-  state_ = State::kConnected;
-  connection_ = connection;
-  ++reactor_->stats_.connected;
-  handler_->on_connected(*connection);
+  if (connection->state() == Connection::State::kOpen) established(*connection);
   return 1;
+}
+
+void Connector::established(Connection& connection) noexcept {
+  state_ = State::kConnected;
+  connection_ = &connection;
+  ++reactor_->stats_.connected;
+  handler_->on_connected(connection);
+}
+
+void Connector::handshake_failed(Connection& connection, std::int64_t now_ns) noexcept {
+  const std::string_view reason = connection.tls_error();
+  tls_error_length_ = static_cast<std::uint8_t>(std::min(reason.size(), sizeof tls_error_));
+  std::memcpy(tls_error_, reason.data(), tls_error_length_);
+  fail_attempt(connection.handshake_timed_out_ ? ETIMEDOUT : EPROTO, now_ns);
 }
 
 void Connector::fail_attempt(int error, std::int64_t now_ns) noexcept {

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "hft/core/clock.hpp"
 #include "hft/transport/handler.hpp"
 #include "hft/transport/reactor.hpp"
 
@@ -36,19 +37,28 @@ int Listener::on_readable() noexcept {
     }
     ++work;
     const OptionError option_error = apply_socket_options(fd, options_.socket);
-    Connection* connection =
-        reactor_->adopt(fd, options_.buffers, options_.socket, option_error, handler_, nullptr, this);
+    Connection* connection = reactor_->adopt(fd, options_.buffers, options_.socket, option_error, handler_, nullptr,
+                                             this, options_.tls.get(), core::monotonic_ns());
     if (connection == nullptr) {
       ::close(fd);
       ++rejected_;
       ++reactor_->stats_.accept_rejected;
       continue;
     }
-    ++accepted_;
-    ++reactor_->stats_.accepted;
-    handler_->on_accepted(*connection);
+    if (connection->state() == Connection::State::kOpen) established(*connection);
   }
   return work;
+}
+
+void Listener::established(Connection& connection) noexcept {
+  ++accepted_;
+  ++reactor_->stats_.accepted;
+  handler_->on_accepted(connection);
+}
+
+void Listener::handshake_failed(Connection& connection) noexcept {
+  ++handshake_failures_;
+  handler_->on_handshake_failed(connection);
 }
 
 }  // namespace hft::transport

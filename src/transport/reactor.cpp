@@ -61,6 +61,8 @@ Expected<std::unique_ptr<Reactor>> Reactor::create(const ReactorOptions& options
   reactor->open_.reserve(n);
   reactor->closing_.reserve(n);
   reactor->draining_.reserve(n);
+  reactor->handshaking_.reserve(n);
+  reactor->pending_reads_.reserve(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     reactor->slots_.emplace_back(new Connection(*reactor, i));
     reactor->free_slots_.push_back(n - 1 - i);  // lowest slot first
@@ -73,6 +75,12 @@ Reactor::~Reactor() {
   stop();
   for (const std::uint32_t slot : open_) {
     Connection& c = *slots_[slot];
+    if (c.state_ == Connection::State::kHandshaking) {  // never delivered: nothing to tell
+      c.free_tls();
+      ::close(c.fd_);
+      c.fd_ = -1;
+      continue;
+    }
     if (c.state_ != Connection::State::kOpen && c.state_ != Connection::State::kDraining) continue;
     ::close(c.fd_);
     c.fd_ = -1;
@@ -166,7 +174,7 @@ Connection* Reactor::find(std::uint32_t slot, std::uint32_t generation) const no
 
 Connection* Reactor::adopt(int fd, const ConnectionBuffers& buffers, const SocketOptions& socket,
                            OptionError option_error, ConnectionHandler* handler, Connector* connector,
-                           Listener* listener) noexcept {
+                           Listener* listener, const TlsContext* tls, std::int64_t now_ns) noexcept {
   if (free_slots_.empty()) return nullptr;
   const std::uint32_t slot = free_slots_.back();
   Connection& c = *slots_[slot];
@@ -182,12 +190,83 @@ Connection* Reactor::adopt(int fd, const ConnectionBuffers& buffers, const Socke
     c.reset();
     return nullptr;
   }
+  if (tls != nullptr && !c.start_tls(*tls, now_ns)) {
+    if (options_.poll_mode == PollMode::kEpoll) epoll_del(fd);
+    c.reset();
+    return nullptr;
+  }
   free_slots_.pop_back();
   c.handler_ = handler;
   c.connector_ = connector;
   c.listener_ = listener;
   open_.push_back(slot);
+  if (tls != nullptr) {
+    handshaking_.push_back(slot);  // capacity max_connections: never reallocates
+    timer_changed(c.handshake_deadline_ns_);
+    (void)step_handshake(c, now_ns);  // a client's hello leaves now
+  }
   return &c;
+}
+
+int Reactor::step_handshake(Connection& c, std::int64_t now_ns) noexcept {
+  const int step = c.handshake_step(now_ns);
+  if (step == 0) return 0;
+  forget_handshake(c.slot_);
+  if (step < 0) {
+    ++stats_.tls_handshake_failures;
+    c.mark_closing(CloseReason::kError, EPROTO);  // handshake_failed_: recycled without on_closed
+    return 1;
+  }
+  ++stats_.tls_handshakes;
+  if (c.connector_ != nullptr) {
+    c.connector_->established(c);
+  } else if (c.listener_ != nullptr) {
+    c.listener_->established(c);
+  }
+  if (c.state_ == Connection::State::kOpen && c.read_pending_) schedule_pending_read(c);
+  return 1;
+}
+
+void Reactor::forget_handshake(std::uint32_t slot) noexcept {
+  const auto it = std::find(handshaking_.begin(), handshaking_.end(), slot);
+  if (it == handshaking_.end()) return;
+  *it = handshaking_.back();
+  handshaking_.pop_back();
+}
+
+int Reactor::service_handshakes(std::int64_t now_ns) noexcept {
+  int work = 0;
+  // Busy mode steps every handshake each pass (its sockets are not in
+  // epoll); epoll mode only looks for deadlines here, events drive the rest.
+  for (std::size_t i = 0; i < handshaking_.size();) {
+    Connection& c = *slots_[handshaking_[i]];
+    const std::size_t before = handshaking_.size();
+    if (options_.poll_mode == PollMode::kBusy || now_ns >= c.handshake_deadline_ns_) {
+      work += step_handshake(c, now_ns);
+    }
+    if (handshaking_.size() == before) ++i;  // still in progress; else slot i holds another
+  }
+  return work;
+}
+
+void Reactor::schedule_pending_read(Connection& connection) noexcept {
+  if (std::find(pending_reads_.begin(), pending_reads_.end(), connection.slot_) != pending_reads_.end()) return;
+  pending_reads_.push_back(connection.slot_);  // capacity max_connections: never reallocates
+}
+
+int Reactor::service_pending_reads() noexcept {
+  int work = 0;
+  // A read may schedule its connection again (still more held): those wait
+  // for the next pass, so one connection cannot hold the loop.
+  const std::size_t count = pending_reads_.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    Connection& c = *slots_[pending_reads_[i]];
+    pending_reads_[i] = UINT32_MAX;  // so that the read below may schedule it again
+    c.read_pending_ = c.read_pending_ && c.state_ == Connection::State::kOpen;
+    if (c.read_pending_) work += c.read_once();
+  }
+  pending_reads_.erase(pending_reads_.begin(), pending_reads_.begin() + static_cast<std::ptrdiff_t>(count));
+  return work;
 }
 
 void Reactor::schedule_close(Connection& connection) noexcept {
@@ -237,7 +316,7 @@ void Reactor::epoll_del(int fd) noexcept {
 }
 
 int Reactor::epoll_timeout(std::int64_t now_ns) const noexcept {
-  if (!closing_.empty()) return 0;
+  if (!closing_.empty() || !pending_reads_.empty()) return 0;
   // Draining connections wait for acknowledgements, which raise no event:
   // look again within a millisecond.
   if (!draining_.empty() && options_.epoll_timeout_ms > 1) {
@@ -263,11 +342,19 @@ int Reactor::dispatch(int count, std::int64_t now_ns) noexcept {
           work += c.drain(now_ns);
           break;
         }
+        if (c.state_ == Connection::State::kHandshaking) {
+          work += step_handshake(c, now_ns);
+          break;
+        }
         // A callback earlier in this batch may have closed it.
         if (c.state_ != Connection::State::kOpen) break;
         if ((ev.events & EPOLLOUT) != 0 && c.send_end_ != c.send_begin_) {
           work += c.flush();
           if (c.state_ == Connection::State::kOpen && c.send_end_ == c.send_begin_) c.handler_->on_drained(c);
+        } else if ((ev.events & EPOLLOUT) != 0 && c.ssl_ != nullptr) {
+          // TLS asked for writability inside a read (a KeyUpdate answer).
+          c.watch_writable(false);
+          work += c.read_once();
         }
         if ((ev.events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0 && c.state_ == Connection::State::kOpen) {
           work += c.read_once();
@@ -326,9 +413,19 @@ int Reactor::deliver_closes(std::int64_t now_ns) noexcept {
     const std::uint32_t slot = closing_[i];
     Connection& c = *slots_[slot];
     ++work;
-    ++stats_.closed;
-    c.handler_->on_closed(c, c.close_reason_, c.close_error_);
-    if (c.connector_ != nullptr) c.connector_->on_connection_closed(now_ns);
+    if (c.handshake_failed_) {
+      // Its handler never saw it: the failure goes to the connector (a
+      // failed attempt) or the listener's handler.
+      if (c.connector_ != nullptr) {
+        c.connector_->handshake_failed(c, now_ns);
+      } else if (c.listener_ != nullptr) {
+        c.listener_->handshake_failed(c);
+      }
+    } else {
+      ++stats_.closed;
+      c.handler_->on_closed(c, c.close_reason_, c.close_error_);
+      if (c.connector_ != nullptr) c.connector_->on_connection_closed(now_ns);
+    }
     c.reset();
     const auto it = std::find(open_.begin(), open_.end(), slot);
     if (it != open_.end()) {
@@ -370,6 +467,8 @@ int Reactor::do_work() noexcept {
       if (n > 0) work += dispatch(n, now);
     }
   }
+  if (!pending_reads_.empty()) work += service_pending_reads();
+  if (!handshaking_.empty()) work += service_handshakes(now);
   work += service_timers(now);
   if (!draining_.empty()) work += service_drains(now);
   if (!closing_.empty()) work += deliver_closes(now);

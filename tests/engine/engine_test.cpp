@@ -70,18 +70,7 @@ struct Pair {
   }
 
   hft::session::SendStatus order(std::uint64_t i) {
-    char id[24];
-    const std::size_t n = hft::codec::format_uint(id, i);
-    return client->session(0).send_app("D", Engine::now(), [&](hft::session::OutgoingMessage& m) {
-      m.add(tag::kClOrdID, {id, n});
-      m.add_char(tag::kHandlInst, '1');
-      m.add(tag::kSymbol, "NOKIA.HE");
-      m.add_char(tag::kSide, '1');
-      m.add(tag::kTransactTime, "20261130-14:36:30.691");
-      m.add_int(tag::kOrderQty, 10);
-      m.add_char(tag::kOrdType, '2');
-      m.add_int(tag::kPrice, 10000);
-    });
+    return hft::engine::test::send_test_order(client->session(0), i);
   }
 };
 

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "hft/codec/encoder.hpp"
+#include "hft/codec/types.hpp"
 #include "hft/core/clock.hpp"
 #include "hft/engine/engine.hpp"
 #include "hft/session/application.hpp"
@@ -33,6 +35,22 @@ bool poll_until(Engine& a, Engine& b, Pred done, std::int64_t timeout_ns = 20'00
     b.poll();
   }
   return true;
+}
+
+/// Sends the tests' NewOrderSingle with ClOrdID `id` from `session`.
+inline session::SendStatus send_test_order(session::Session& session, std::uint64_t id) {
+  char text[24];
+  const std::size_t n = codec::format_uint(text, id);
+  return session.send_app("D", Engine::now(), [&](session::OutgoingMessage& m) {
+    m.add(codec::tag::kClOrdID, {text, n});
+    m.add_char(codec::tag::kHandlInst, '1');
+    m.add(codec::tag::kSymbol, "NOKIA.HE");
+    m.add_char(codec::tag::kSide, '1');
+    m.add(codec::tag::kTransactTime, "20261130-14:36:30.691");
+    m.add_int(codec::tag::kOrderQty, 10);
+    m.add_char(codec::tag::kOrdType, '2');
+    m.add_int(codec::tag::kPrice, 10000);
+  });
 }
 
 }  // namespace hft::engine::test

@@ -23,7 +23,6 @@ namespace {
 using hft::engine::Config;
 using hft::engine::Engine;
 namespace fs = std::filesystem;
-namespace tag = hft::codec::tag;
 
 using Client = hft::engine::test::ReportClient;
 using hft::engine::test::poll_until;
@@ -96,19 +95,7 @@ struct Peers {
   bool orders(std::uint64_t first, std::uint64_t last) {
     const std::uint64_t want = client_app.reports + 2 * (last - first + 1);
     for (std::uint64_t i = first; i <= last; ++i) {
-      char id[24];
-      const std::size_t n = hft::codec::format_uint(id, i);
-      const auto status =
-          client->session(0).send_app("D", Engine::now(), [&](hft::session::OutgoingMessage& m) {
-            m.add(tag::kClOrdID, {id, n});
-            m.add_char(tag::kHandlInst, '1');
-            m.add(tag::kSymbol, "NOKIA.HE");
-            m.add_char(tag::kSide, '1');
-            m.add(tag::kTransactTime, "20261130-14:36:30.691");
-            m.add_int(tag::kOrderQty, 10);
-            m.add_char(tag::kOrdType, '2');
-            m.add_int(tag::kPrice, 10000);
-          });
+      const auto status = hft::engine::test::send_test_order(client->session(0), i);
       if (status != hft::session::SendStatus::kOk) return false;
       client->poll();
       venue->poll();

@@ -17,6 +17,7 @@
 
 #include "hft/core/clock.hpp"
 #include "support/alloc_counter.hpp"
+#include "transport/reactor_pump.hpp"
 
 namespace {
 
@@ -25,16 +26,7 @@ using namespace std::chrono_literals;
 
 constexpr std::int64_t kMs = 1'000'000;
 
-// Runs do_work() until `done` holds or `limit` passes.
-template <typename Pred>
-bool pump(Reactor& reactor, Pred done, std::chrono::milliseconds limit = 5000ms) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    (void)reactor.do_work();
-  }
-  return true;
-}
+using hft::transport::test::pump;
 
 // Records every event; optionally echoes or keeps what it receives.
 struct Recorder : ConnectionHandler {

@@ -35,6 +35,7 @@
 #include "hft/transport/connector.hpp"
 #include "hft/transport/listener.hpp"
 #include "hft/transport/reactor.hpp"
+#include "hft/transport/tls.hpp"
 
 namespace hft::engine {
 
@@ -301,5 +302,14 @@ class ConfigBuilder {
 [[nodiscard]] Expected<transport::ConnectorOptions> connector_options(const Section& session);
 /// Listener options of an acceptor session (SocketAcceptHost, SocketAcceptPort, ...).
 [[nodiscard]] Expected<transport::ListenerOptions> listener_options(const Section& session);
+/// A session's TLS settings (SocketUseSSL=Y and the certificate keys, by its
+/// role; the handshake timeout is SocketConnectTimeoutMs for an initiator,
+/// LogonTimeout for an acceptor), or nullopt for plain TCP. Error if a TLS
+/// key is set without SocketUseSSL=Y. Files are loaded later, by
+/// transport::TlsContext::create (tls_context_error() places its errors).
+[[nodiscard]] Expected<std::optional<transport::TlsOptions>> tls_options(const Section& session);
+/// `error` from TlsContext::create for `session`'s options, prefixed with the
+/// file and line of the key it names ("a.cfg:7: SSLProtocol: ...").
+[[nodiscard]] Error tls_context_error(const Section& session, const Error& error);
 
 }  // namespace hft::engine

@@ -82,6 +82,8 @@ struct EngineStats {
   std::uint64_t template_refused = 0;
   /// Connections refused because their session is disabled (disable_session).
   std::uint64_t disabled_refused = 0;
+  /// Accepted connections whose TLS handshake failed or timed out (SocketUseSSL=Y).
+  std::uint64_t tls_handshake_failures = 0;
 };
 
 class Engine {
@@ -202,6 +204,8 @@ class Engine {
   /// open_session() at run time: what it created is removed if it fails.
   Expected<Slot*> open_session_now(const Section& section);
   Expected<transport::Listener*> listener_for(const Section& section);
+  // The TLS context of a session with SocketUseSSL=Y (null: plain TCP).
+  Expected<std::shared_ptr<const transport::TlsContext>> tls_context_for(const Section& section);
   /// A session for an unknown first message (`message`, framed) that an
   /// AcceptorTemplate on `listener` matches and whose credentials it
   /// accepts, or nullptr (`refused` says whether a template matched).
@@ -234,6 +238,7 @@ class Engine {
   std::unique_ptr<DictionaryCache> dictionaries_;
   std::unique_ptr<codec::MessageView> template_view_;  // a template Logon's credentials, made at first use
   std::map<std::pair<std::string, std::uint16_t>, transport::Listener*> listeners_;
+  std::vector<std::shared_ptr<const transport::TlsContext>> tls_contexts_;
   int journal_cpu_ = -1;
   std::string journal_cpu_where_ = "JournalThreadCore";
   bool reap_pending_ = false;

@@ -29,6 +29,14 @@
 //
 // Input is discarded, not left unread, because close() on a socket with
 // unread input sends an RST, which can destroy bytes still in flight.
+//
+// TLS. A connector or listener with a TlsContext (tls.hpp) makes
+// connections that start in kHandshaking: the reactor drives the handshake
+// and delivers on_connected()/on_accepted() only when it is done. After it,
+// the same buffers and rules apply; send() and reads go through OpenSSL
+// (one record per send() call; a record the kernel did not take whole stays
+// in the outbound buffer and is retried with the same bytes). A graceful
+// close sends close_notify before SHUT_WR.
 #pragma once
 
 #include <cstddef>
@@ -40,12 +48,15 @@
 
 #include "hft/transport/socket.hpp"
 
+struct ssl_st;
+
 namespace hft::transport {
 
 class Reactor;
 class Connector;
 class Listener;
 class ConnectionHandler;
+class TlsContext;
 
 /// Outcome of Connection::send(). Negative values are failures.
 enum class SendStatus : std::int8_t {
@@ -105,8 +116,9 @@ struct ConnectionBuffers {
 class Connection {
  public:
   enum class State : std::uint8_t {
-    kFree,      ///< slot not in use
-    kOpen,      ///< connected: reads and sends work
+    kFree,         ///< slot not in use
+    kHandshaking,  ///< TLS: connected, handshake in progress (no callback yet)
+    kOpen,         ///< connected: reads and sends work
     kDraining,  ///< close() was called: queued bytes are being flushed; no reads, no sends
     kClosing,   ///< closed, on_closed() not delivered yet
   };
@@ -204,12 +216,33 @@ class Connection {
   /// The first socket option that could not be applied, if any.
   [[nodiscard]] OptionError option_error() const noexcept { return option_error_; }
 
+  /// True for a TLS connection.
+  [[nodiscard]] bool is_tls() const noexcept { return ssl_ != nullptr; }
+  /// OpenSSL's reason when TLS failed (the handshake, or a record that did
+  /// not decrypt: the connection then closes with kError and EPROTO); empty
+  /// otherwise. Readable in on_closed() and Listener/Connector failure calls.
+  [[nodiscard]] std::string_view tls_error() const noexcept { return {tls_error_, tls_error_length_}; }
+  /// The negotiated protocol and cipher ("TLSv1.3 TLS_AES_256_GCM_SHA384");
+  /// empty for plain TCP.
+  [[nodiscard]] std::string tls_description() const;
+
  private:
   friend class Reactor;
+  friend class Connector;
   Connection(Reactor& reactor, std::uint32_t slot) noexcept;
 
   // Reactor-side operations.
   void open(int fd, const ConnectionBuffers& buffers, bool quickack, OptionError option_error);
+  // TLS set-up: the session state on the socket and the handshake deadline.
+  [[nodiscard]] bool start_tls(const TlsContext& context, std::int64_t now_ns) noexcept;
+  // One handshake step: 1 done, 0 in progress, -1 failed (tls_error() says why).
+  [[nodiscard]] int handshake_step(std::int64_t now_ns) noexcept;
+  // The socket calls of both kinds: a plain send()/recv(), or SSL_write/
+  // SSL_read. Return bytes, or -1 with errno (EAGAIN: try later; EPROTO: a
+  // TLS error, see tls_error()); read_some returns 0 at end of stream.
+  [[nodiscard]] long write_some(const char* data, std::size_t length) noexcept;
+  [[nodiscard]] long read_some(char* data, std::size_t capacity) noexcept;
+  void free_tls() noexcept;
   void mark_closing(CloseReason reason, int error) noexcept;
   [[nodiscard]] int read_once() noexcept;
   [[nodiscard]] int flush() noexcept;
@@ -257,6 +290,16 @@ class Connection {
 
   char peer_[64] = {};
   std::uint8_t peer_length_ = 0;
+
+  ssl_st* ssl_ = nullptr;
+  const TlsContext* tls_ = nullptr;
+  std::int64_t handshake_deadline_ns_ = 0;
+  bool tls_shutdown_sent_ = false;  // close_notify written (graceful close)
+  bool read_pending_ = false;       // OpenSSL holds input epoll cannot see: read again
+  bool handshake_failed_ = false;   // recycled without on_closed (see tls.hpp)
+  bool handshake_timed_out_ = false;
+  std::uint8_t tls_error_length_ = 0;
+  char tls_error_[200] = {};
 };
 
 }  // namespace hft::transport

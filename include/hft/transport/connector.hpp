@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string_view>
 #include <vector>
 
 #include "hft/transport/connection.hpp"
@@ -19,6 +21,7 @@
 namespace hft::transport {
 
 class ConnectionHandler;
+class TlsContext;
 
 struct ConnectorOptions {
   /// Primary endpoint first, then failovers. At least one.
@@ -29,6 +32,8 @@ struct ConnectorOptions {
   std::int64_t connect_timeout_ns = 5'000'000'000;
   SocketOptions socket;
   ConnectionBuffers buffers;
+  /// TLS client context (tls.hpp); null: plain TCP.
+  std::shared_ptr<const TlsContext> tls;
   /// false: the connector waits for enable() before its first attempt.
   bool enabled = true;
 };
@@ -39,8 +44,9 @@ class Connector {
   enum class State : std::uint8_t {
     kDisabled,    ///< not connecting (disable() or never enabled)
     kWaiting,     ///< waiting for the next attempt (see next_attempt_ns())
-    kConnecting,  ///< a non-blocking connect is in flight
-    kConnected,   ///< connection() is open
+    kConnecting,   ///< a non-blocking connect is in flight
+    kHandshaking,  ///< TLS: connected, handshake in progress
+    kConnected,    ///< connection() is open
   };
 
   Connector(const Connector&) = delete;
@@ -66,6 +72,9 @@ class Connector {
   /// CLOCK_MONOTONIC time of the next attempt (kWaiting).
   [[nodiscard]] std::int64_t next_attempt_ns() const noexcept { return next_attempt_ns_; }
 
+  /// Why the last TLS handshake failed (empty if it did not).
+  [[nodiscard]] std::string_view last_tls_error() const noexcept { return {tls_error_, tls_error_length_}; }
+
   [[nodiscard]] std::uint64_t attempts() const noexcept { return attempts_; }
   [[nodiscard]] std::uint64_t failures() const noexcept { return failures_; }
 
@@ -82,6 +91,8 @@ class Connector {
   int service(std::int64_t now_ns) noexcept;      // due attempt or timeout
   int on_writable(std::int64_t now_ns) noexcept;  // connect completion
   void on_connection_closed(std::int64_t now_ns) noexcept;
+  void established(Connection& connection) noexcept;  // TCP (and TLS) done
+  void handshake_failed(Connection& connection, std::int64_t now_ns) noexcept;
   void start_attempt(std::int64_t now_ns) noexcept;
   void fail_attempt(int error, std::int64_t now_ns) noexcept;
   void abort_socket() noexcept;
@@ -104,6 +115,8 @@ class Connector {
   Connection* connection_ = nullptr;
   std::uint64_t attempts_ = 0;
   std::uint64_t failures_ = 0;
+  std::uint8_t tls_error_length_ = 0;
+  char tls_error_[200] = {};
 };
 
 }  // namespace hft::transport

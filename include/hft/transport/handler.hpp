@@ -39,6 +39,13 @@ class ConnectionHandler {
     (void)connector, (void)endpoint, (void)error;
   }
 
+  /// A listener's TLS handshake with `connection.peer()` failed or timed
+  /// out; `connection.tls_error()` says why. The connection was never
+  /// delivered (no on_accepted) and is recycled after this call. A
+  /// connector's failed handshake comes as on_connect_failed(EPROTO, or
+  /// ETIMEDOUT for its timeout) with Connector::last_tls_error().
+  virtual void on_handshake_failed(Connection& connection) noexcept { (void)connection; }
+
   /// The outbound buffer of `connection` has been flushed completely after
   /// a send() returned kQueued or kOverflow: sending can resume.
   virtual void on_drained(Connection& connection) noexcept { (void)connection; }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "hft/transport/connection.hpp"
@@ -10,6 +11,7 @@
 namespace hft::transport {
 
 class ConnectionHandler;
+class TlsContext;
 
 /// Connections a listener accepts in one reactor pass at most (a connection
 /// storm cannot starve established sessions). A handler that closes accepted
@@ -27,6 +29,8 @@ struct ListenerOptions {
   /// socket, so the TCP window is negotiated with them).
   SocketOptions socket;
   ConnectionBuffers buffers;
+  /// TLS server context (tls.hpp); null: plain TCP.
+  std::shared_ptr<const TlsContext> tls;
 };
 
 /// Created by Reactor::add_listener(); lives as long as the reactor.
@@ -44,8 +48,10 @@ class Listener {
   /// Stops listening. Connections already accepted stay open.
   void close() noexcept;
 
-  /// Connections accepted so far.
+  /// Connections accepted so far (with TLS: handshakes completed).
   [[nodiscard]] std::uint64_t accepted() const noexcept { return accepted_; }
+  /// TLS handshakes that failed or timed out (the connection was closed).
+  [[nodiscard]] std::uint64_t handshake_failures() const noexcept { return handshake_failures_; }
   /// Connections refused because every reactor slot was in use (closed at once).
   [[nodiscard]] std::uint64_t rejected() const noexcept { return rejected_; }
 
@@ -58,6 +64,8 @@ class Listener {
   Listener(Reactor& reactor, int fd, std::uint16_t port, ListenerOptions options,
            ConnectionHandler& handler) noexcept;
   int on_readable() noexcept;
+  void established(Connection& connection) noexcept;
+  void handshake_failed(Connection& connection) noexcept;
 
   Reactor* reactor_;
   int fd_;
@@ -67,6 +75,7 @@ class Listener {
   void* context_ = nullptr;
   std::uint64_t accepted_ = 0;
   std::uint64_t rejected_ = 0;
+  std::uint64_t handshake_failures_ = 0;
 };
 
 }  // namespace hft::transport

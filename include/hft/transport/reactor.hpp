@@ -39,6 +39,7 @@
 #include "hft/transport/connector.hpp"
 #include "hft/transport/handler.hpp"
 #include "hft/transport/listener.hpp"
+#include "hft/transport/tls.hpp"
 
 namespace hft::transport {
 
@@ -84,6 +85,8 @@ struct ReactorStats {
   std::uint64_t closed = 0;               ///< on_closed() delivered
   std::uint64_t receive_buffer_full = 0;  ///< closes with kReceiveBufferFull
   std::uint64_t drain_timeouts = 0;       ///< graceful closes that hit their deadline (kDrainTimeout)
+  std::uint64_t tls_handshakes = 0;          ///< TLS handshakes completed
+  std::uint64_t tls_handshake_failures = 0;  ///< TLS handshakes failed or timed out
   std::uint64_t ticks = 0;
 };
 
@@ -160,9 +163,18 @@ class Reactor {
   }
 
   // Takes a free slot for an established socket; nullptr if none is free.
+  // With `tls`, the connection starts its handshake (kHandshaking) and the
+  // caller delivers nothing: handshake_done() does once it completes.
   Connection* adopt(int fd, const ConnectionBuffers& buffers, const SocketOptions& socket,
                     OptionError option_error, ConnectionHandler* handler, Connector* connector,
-                    Listener* listener) noexcept;
+                    Listener* listener, const TlsContext* tls, std::int64_t now_ns) noexcept;
+  // One handshake step of `c`; on completion on_connected/on_accepted, on
+  // failure the close path without on_closed. Returns work done.
+  int step_handshake(Connection& c, std::int64_t now_ns) noexcept;
+  int service_handshakes(std::int64_t now_ns) noexcept;
+  void forget_handshake(std::uint32_t slot) noexcept;
+  void schedule_pending_read(Connection& connection) noexcept;
+  int service_pending_reads() noexcept;
   void schedule_close(Connection& connection) noexcept;
   void schedule_drain(Connection& connection) noexcept;
   int service_drains(std::int64_t now_ns) noexcept;
@@ -184,6 +196,8 @@ class Reactor {
   std::vector<std::uint32_t> open_;
   std::vector<std::uint32_t> closing_;
   std::vector<std::uint32_t> draining_;
+  std::vector<std::uint32_t> handshaking_;    // TLS handshakes in progress
+  std::vector<std::uint32_t> pending_reads_;  // TLS input held inside OpenSSL
   std::vector<std::unique_ptr<Connector>> connectors_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::vector<epoll_event> events_;
