@@ -187,6 +187,39 @@ TEST_F(HftBenchLanes, orders_built_on_another_thread_are_sent_by_the_engine_thre
   EXPECT_EQ(seen.size(), 6u);
 }
 
+TEST_F(HftBenchLanes, the_tls_rtt_variant_runs_each_engine_over_tls_with_its_own_certificates) {
+  // closed-tls: the run makes its own CA and certificates; the venue
+  // requires the client's. Every order is acked and audited as over TCP.
+  std::string engines = "libhft";
+#if HFT_BENCH_HAS_QUICKFIX
+  engines += ",quickfix";
+#endif
+  const std::uint64_t calls = 500;
+  const json report = run_passing("--lanes rtt --variants rtt:closed-tls --engines " + engines + " --calls " +
+                                  std::to_string(calls) + " --warmup 50 --segment-size 1MiB");
+  ASSERT_GE(report["runs"].size(), 1u);
+  for (const json& run : report["runs"]) {
+    const std::string id = run["id"];
+    EXPECT_EQ(run["variant"], "closed-tls") << id;
+    EXPECT_EQ(run["error"], "") << id;
+    EXPECT_EQ(run["audit"]["status"], "pass") << id << ": " << run["audit"]["detail"];
+    const std::string venue = run["notes"]["venue"];
+    EXPECT_NE(venue.find("TLS, client certificate required"), std::string::npos) << id << ": " << venue;
+    EXPECT_EQ(run["notes"]["orders sent / ExecutionReports received"],
+              std::to_string(calls + 50) + " / " + std::to_string(calls + 50))
+        << id;
+    const json* rtt = series_named(run, "rtt");
+    ASSERT_NE(rtt, nullptr) << id;
+    EXPECT_EQ((*rtt)["stats"]["count"], calls) << id;
+  }
+#if HFT_BENCH_HAS_LLFIX
+  // An adapter without TLS is refused before anything runs.
+  const Outcome refused = run("--lanes rtt --variants rtt:closed-tls --engines llfix --calls 100");
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("engine 'llfix' has no TLS in its lab adapter"), std::string::npos) << refused.err;
+#endif
+}
+
 TEST_F(HftBenchLanes, the_cross_thread_variant_is_refused_for_an_engine_without_one) {
 #if HFT_BENCH_HAS_QUICKFIX
   const Outcome o = run("--lanes tx --variants paced-ring --engines quickfix --calls 100 --warmup 10 --rate 1000");

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "hft/core/cpu.hpp"
+#include "hft/lab/tls_credentials.hpp"
 
 namespace hft::lab::lanes {
 
@@ -50,6 +51,7 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
   RunResult result;
   std::optional<Error> error;
   const bool sink = config.variant.ends_with("-sink");
+  const bool tls = config.variant.ends_with("-tls");
   std::thread client([&] {
     core::name_current_thread(config.lane + "-client");
     ThreadPlacement place{"client", config.client_core, -1, -1};
@@ -74,6 +76,19 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
       const bool sleeps = idle != config.extra.end() && idle->second == "sleep";
       spec.busy_poll = !sleeps;
       spec.sink = sink;
+      if (tls) {
+        // The run's own CA, venue and client certificates, made now (not timed).
+        const std::string dir = (config.run_dir / "tls").string();
+        std::string made_error;
+        if (lab::make_tls_credentials(dir, &made_error).directory.empty()) {
+          error = Error{"TLS credentials: " + made_error};
+          return;
+        }
+        spec.tls_dir = dir;
+        cfg.extra["tls-ca"] = dir + "/ca.pem";
+        cfg.extra["tls-cert"] = dir + "/client.pem";
+        cfg.extra["tls-key"] = dir + "/client-key.pem";
+      }
       auto started = VenueProcess::start(spec, config.run_dir);
       if (!started) {
         error = Error{"venue: " + started.error().message};
@@ -87,7 +102,8 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
                                              (spec.busy_poll ? " (busy poll, " : " (epoll, sleeping when idle, ") +
                                              (sink ? "--sink: orders journaled, none answered, journal "
                                                    : "--no-fill: one ExecutionReport per order, journal ") +
-                                             mib(config.segment_size) + " segments)");
+                                             mib(config.segment_size) + " segments" +
+                                             (tls ? "; TLS, client certificate required" : "") + ")");
     } else {
       result.notes.emplace_back("venue", "external " + cfg.venue_host + ":" + std::to_string(cfg.venue_port));
     }

@@ -92,6 +92,11 @@ std::string venue_config_text(const VenueSpec& spec, const fs::path& store_dir) 
   t += "SocketAcceptPort=0\nSocketAcceptHost=127.0.0.1\nHeartBtInt=30\nResetOnLogon=Y\n";
   t += "TransportDataDictionary=" + dir + "/FIXT11.xml\nAppDataDictionary=" + dir + "/FIX50SP2.xml\n";
   if (!spec.socket_receive_buffer.empty()) t += "SocketReceiveBufferSize=" + spec.socket_receive_buffer + "\n";
+  if (!spec.tls_dir.empty()) {
+    t += "SocketUseSSL=Y\nServerCertificateFile=" + spec.tls_dir + "/server.pem\nServerCertificateKeyFile=" +
+         spec.tls_dir + "/server-key.pem\nCertificationAuthoritiesFile=" + spec.tls_dir +
+         "/ca.pem\nCertificateVerifyLevel=1\n";
+  }
   // The venue's outbound queue must absorb bursts of ExecutionReports while
   // a client is busy sending.
   t += "SendBufferSize=4M\n";
@@ -522,6 +527,18 @@ std::string remove_run_journals(const fs::path& run_dir, const AuditResult& audi
   return text;
 }
 
+TlsFiles tls_files(const LaneConfig& config) {
+  TlsFiles f;
+  auto value = [&](const char* key) {
+    const auto it = config.extra.find(key);
+    return it == config.extra.end() ? std::string() : it->second;
+  };
+  f.ca = value("tls-ca");
+  f.cert = value("tls-cert");
+  f.key = value("tls-key");
+  return f;
+}
+
 Expected<void> engine_lane_preflight(const LaneConfig& config) {
   if (config.venue_port != 0) {
     if (auto e = check_tcp_reachable(config.venue_host, config.venue_port); !e) {
@@ -536,6 +553,14 @@ Expected<void> engine_lane_preflight(const LaneConfig& config) {
     return Error{"venue-idle=" + idle->second + ": use spin (busy poll) or sleep (epoll_wait)"};
   }
   const EngineInfo* info = EngineRegistry::instance().find(config.engine);
+  if (config.variant.ends_with("-tls") && info != nullptr && !info->tls) {
+    return Error{"--variants " + config.variant + ": engine '" + config.engine +
+                 "' has no TLS in its lab adapter (the -tls variants are for libhft, libhft-tags and quickfix)"};
+  }
+  if (config.variant.ends_with("-tls") && config.venue_port != 0) {
+    return Error{"--variants " + config.variant + ": needs the lab's own venue (leave --venue out): the run makes "
+                 "its own certificates"};
+  }
   if (info != nullptr && info->check) {
     if (auto ok = info->check(config); !ok) return ok.error();
   }

@@ -79,6 +79,15 @@ struct Order {
 /// Directory of the FIX XML dictionaries (FIXT11.xml, FIX50SP2.xml, ...).
 [[nodiscard]] std::string spec_dir();
 
+/// A TLS run's client credentials (LaneConfig::extra "tls-ca", "tls-cert",
+/// "tls-key", set by run_engine_lane for variants ending in "-tls"); all
+/// empty (false) for plain TCP.
+struct TlsFiles {
+  std::string ca, cert, key;
+  explicit operator bool() const noexcept { return !ca.empty(); }
+};
+[[nodiscard]] TlsFiles tls_files(const LaneConfig& config);
+
 /// Finds the hft-venue executable: $HFT_VENUE_EXE, the build tree's
 /// (recorded at configure time), next to hft-bench, or ../hft-venue/.
 /// Error names every place looked at.
@@ -103,6 +112,10 @@ struct VenueSpec {
   /// hft-venue --sink (orders journaled, none answered) instead of --no-fill
   /// (one ExecutionReport per order).
   bool sink = false;
+  /// Non-empty: the venue's port speaks TLS with this directory's
+  /// credentials (hft/lab/tls_credentials.hpp) and requires a client
+  /// certificate signed by its CA.
+  std::string tls_dir;
   int core = -1;
   std::string socket_receive_buffer;  ///< SocketReceiveBufferSize value, empty: default
   /// With busy_poll false: PollMode=epoll with EpollTimeoutMs=0 and

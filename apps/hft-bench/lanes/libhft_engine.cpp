@@ -148,6 +148,10 @@ class LibhftAdapter final : public EngineAdapter {
     text += "DefaultApplVerID=" + std::string(ref::kApplVerID) + "\n";
     text += "SocketConnectHost=" + config.venue_host + "\nSocketConnectPort=" + std::to_string(config.venue_port) + "\n";
     text += "HeartBtInt=30\nReconnectInterval=1\nResetOnLogon=Y\n";
+    if (const TlsFiles tls = tls_files(config); tls) {
+      text += "SocketUseSSL=Y\nCertificationAuthoritiesFile=" + tls.ca + "\nClientCertificateFile=" + tls.cert +
+              "\nClientCertificateKeyFile=" + tls.key + "\n";
+    }
     // Large queues on both ends: an unpaced sender outruns the venue for a
     // while; the engine must queue, never drop the connection.
     text += "SocketSendBufferSize=4M\nSendBufferSize=16M\n";
@@ -286,11 +290,11 @@ class LibhftAdapter final : public EngineAdapter {
 
 EngineInfo make_libhft_engine() {
   return EngineInfo{
-      "libhft", true, [] { return std::unique_ptr<EngineAdapter>(new LibhftAdapter(Encoding::kTyped)); }, {}, {}};
+      "libhft", true, [] { return std::unique_ptr<EngineAdapter>(new LibhftAdapter(Encoding::kTyped)); }, {}, {}, true};
 }
 EngineInfo make_libhft_tags_engine() {
   return EngineInfo{
-      "libhft-tags", true, [] { return std::unique_ptr<EngineAdapter>(new LibhftAdapter(Encoding::kTags)); }, {}, {}};
+      "libhft-tags", true, [] { return std::unique_ptr<EngineAdapter>(new LibhftAdapter(Encoding::kTags)); }, {}, {}, true};
 }
 
 }  // namespace

@@ -9,6 +9,9 @@
 //   paced   open loop at --rate with at most --window in flight, planned
 //           arrivals never re-anchored; series "service" (from the actual
 //           send), "response" (from the planned arrival), "scheduler_delay"
+//   closed-tls  closed over TLS: the run makes its own CA and certificates,
+//           the venue requires the client's (mutual authentication); not
+//           run unless named (--variants rtt:closed-tls)
 // Every report must carry the ClOrdID of the order it answers (in order);
 // any other is counted and fails the run. Warm-up runs closed first.
 #include "engine_run.hpp"
@@ -113,10 +116,12 @@ Expected<void> rtt_paced(EngineRun& run) {
 }
 
 Lane make_rtt_lane() {
-  return make_engine_lane(
+  Lane lane = make_engine_lane(
       "rtt",
       "NewOrderSingle -> ExecutionReport round trip against hft-venue (validates, journals, answers)",
-      {{"closed", rtt_closed}, {"paced", rtt_paced}});
+      {{"closed", rtt_closed}, {"paced", rtt_paced}, {"closed-tls", rtt_closed}});
+  lane.default_variants = {"closed", "paced"};
+  return lane;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <quickfix/FileStore.h>
 #include <quickfix/Session.h>
 #include <quickfix/SessionSettings.h>
+#include <quickfix/SSLSocketInitiator.h>
 #include <quickfix/SocketInitiator.h>
 #include <quickfix/fix50sp2/NewOrderSingle.h>
 
@@ -73,8 +74,12 @@ std::string config_text(const QfSettings& s) {
     << "SocketConnectHost=" << s.host << "\nSocketConnectPort=" << s.port << "\nSocketNodelay=Y\n"
     << "FileStorePath=" << s.store_dir << "\nPersistMessages=Y\nResetOnLogon=Y\n"
     << "UseDataDictionary=N\nDefaultApplVerID=FIX.5.0SP2\n"
-    << "MillisecondsInTimeStamp=Y\n"
-    << "[SESSION]\nBeginString=FIXT.1.1\nSenderCompID=" << s.sender << "\nTargetCompID=" << s.target << "\n";
+    << "MillisecondsInTimeStamp=Y\n";
+  if (!s.tls_ca.empty()) {
+    t << "CertificationAuthoritiesFile=" << s.tls_ca << "\nClientCertificateFile=" << s.tls_cert
+      << "\nClientCertificateKeyFile=" << s.tls_key << "\nSSLProtocol=all -SSLv2 -SSLv3 -TLSv1 -TLSv1_1\n";
+  }
+  t << "[SESSION]\nBeginString=FIXT.1.1\nSenderCompID=" << s.sender << "\nTargetCompID=" << s.target << "\n";
   return t.str();
 }
 
@@ -91,7 +96,11 @@ class Client final : public QfClient {
       std::istringstream in(config_text(settings_));
       session_settings_.reset(new FIX::SessionSettings(in));
       store_factory_.reset(new FIX::FileStoreFactory(*session_settings_));
-      initiator_.reset(new FIX::SocketInitiator(callbacks_, *store_factory_, *session_settings_));
+      if (settings_.tls_ca.empty()) {
+        initiator_.reset(new FIX::SocketInitiator(callbacks_, *store_factory_, *session_settings_));
+      } else {
+        initiator_.reset(new FIX::SSLSocketInitiator(callbacks_, *store_factory_, *session_settings_));
+      }
     } catch (const std::exception& e) {
       error = std::string("QuickFIX configuration: ") + e.what();
       return false;
@@ -201,7 +210,9 @@ class Client final : public QfClient {
   }
 
   std::string version() const override {
-    return "QuickFIX 1.15.1 (Debian libquickfix), SocketInitiator polled by the lane thread, FileStore";
+    return std::string("QuickFIX 1.15.1 (Debian libquickfix), ") +
+           (settings_.tls_ca.empty() ? "SocketInitiator" : "SSLSocketInitiator (TLS)") +
+           " polled by the lane thread, FileStore";
   }
 
   std::uint64_t exceptions() const noexcept override { return exceptions_; }
@@ -212,7 +223,7 @@ class Client final : public QfClient {
   Callbacks callbacks_;
   std::unique_ptr<FIX::SessionSettings> session_settings_;
   std::unique_ptr<FIX::FileStoreFactory> store_factory_;
-  std::unique_ptr<FIX::SocketInitiator> initiator_;
+  std::unique_ptr<FIX::Initiator> initiator_;  // SocketInitiator, or SSLSocketInitiator for TLS
   FIX::Session* session_ = nullptr;
   FIX::DataDictionaryProvider provider_;
   mutable FIX50SP2::NewOrderSingle order_;

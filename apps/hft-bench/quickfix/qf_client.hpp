@@ -26,6 +26,10 @@ struct QfSettings {
   std::string target = "EXECUTOR";
   std::string sender_sub = "SNDR_SUB";
   std::string target_sub = "SRVR_SUB";
+  /// Non-empty: TLS through QuickFIX's SSLSocketInitiator with these PEM
+  /// files (the venue verifies the client certificate; QuickFIX verifies
+  /// the venue against the CA).
+  std::string tls_ca, tls_cert, tls_key;
 };
 
 /// See the file comment. Every call after start() must come from one thread.

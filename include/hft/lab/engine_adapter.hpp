@@ -93,6 +93,9 @@ struct EngineInfo {
   std::function<Expected<void>(const LaneConfig&)> check;
   /// For an unavailable engine: how to build it (appended to the error).
   std::string build_hint;
+  /// The adapter connects over TLS when the run asks for it (variants
+  /// ending in "-tls"; LaneConfig::extra "tls-ca", "tls-cert", "tls-key").
+  bool tls = false;
 };
 
 /// The engine table; "libhft", "quickfix" and "llfix" are always known.
