@@ -573,6 +573,17 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
       engine_.log_->log(session::LogLevel::kWarn, slot.session->id(),
                         std::string_view(line, n > 0 ? static_cast<std::size_t>(n) : 0));
     }
+    if (c.is_tls() && engine_.log_ != nullptr && engine_.log_->enabled(session::LogLevel::kInfo)) {
+      const std::string_view protocol = c.tls_protocol();
+      const std::string_view cipher = c.tls_cipher();
+      const std::string_view peer = c.peer();
+      char line[192];
+      const int n = std::snprintf(line, sizeof line, "TLS %.*s %.*s with %.*s", static_cast<int>(protocol.size()),
+                                  protocol.data(), static_cast<int>(cipher.size()), cipher.data(),
+                                  static_cast<int>(peer.size()), peer.data());
+      engine_.log_->log(session::LogLevel::kInfo, slot.session->id(),
+                        std::string_view(line, n > 0 ? static_cast<std::size_t>(n) : 0));
+    }
     slot.session->on_connected(Engine::now());
   }
 

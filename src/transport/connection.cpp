@@ -78,6 +78,15 @@ std::string Connection::tls_description() const {
   return describe_tls(ssl_);
 }
 
+std::string_view Connection::tls_protocol() const noexcept {
+  return ssl_ != nullptr ? std::string_view(SSL_get_version(ssl_)) : std::string_view();
+}
+
+std::string_view Connection::tls_cipher() const noexcept {
+  const SSL_CIPHER* cipher = ssl_ != nullptr ? SSL_get_current_cipher(ssl_) : nullptr;
+  return cipher != nullptr ? std::string_view(SSL_CIPHER_get_name(cipher)) : std::string_view();
+}
+
 bool Connection::start_tls(const TlsContext& context, std::int64_t now_ns) noexcept {
   ssl_ = context.new_session(fd_);
   if (ssl_ == nullptr) return false;

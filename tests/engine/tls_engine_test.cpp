@@ -90,6 +90,9 @@ TEST(EngineTls, orders_and_reports_flow_over_mutually_authenticated_tls) {
   }
   ASSERT_TRUE(poll_until(*p.venue, *p.client, [&] { return p.client_app.reports == 1000; }));
   EXPECT_EQ(p.venue_app.counters().orders, 500u);
+  // Each side says once what it negotiated.
+  EXPECT_EQ(p.venue_log.containing("TLS TLSv1.3 TLS_").size(), 1u);
+  EXPECT_EQ(p.client_log.containing("TLS TLSv1.3 TLS_").size(), 1u);
 }
 
 // libhft allocates nothing after the logon over TLS; OpenSSL 3.0's record

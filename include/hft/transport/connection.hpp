@@ -225,6 +225,10 @@ class Connection {
   /// The negotiated protocol and cipher ("TLSv1.3 TLS_AES_256_GCM_SHA384");
   /// empty for plain TCP.
   [[nodiscard]] std::string tls_description() const;
+  /// The same parts as static texts ("TLSv1.3", "TLS_AES_256_GCM_SHA384");
+  /// empty for plain TCP.
+  [[nodiscard]] std::string_view tls_protocol() const noexcept;
+  [[nodiscard]] std::string_view tls_cipher() const noexcept;
 
  private:
   friend class Reactor;
