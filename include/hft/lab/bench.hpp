@@ -6,6 +6,8 @@
 // and reversed when r is odd, and so do the cells within an arm; two arms A, B
 // with three runs each give A B B A A B (rule 4: interleave, never run all of
 // A then all of B). Without --experiment there is one arm, "default".
+// A run of a lane that drives an engine is bracketed (bracket_calls > 0):
+// a floor busy-closed run just before it and another just after it.
 //
 // Validation happens before anything runs: every planned LaneConfig (after
 // arm overrides) is checked and every lane's preflight is called. Errors are

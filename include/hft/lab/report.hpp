@@ -4,7 +4,10 @@
 // run (each with its own statistics, never pooled) and the notes of what was
 // skipped. Summaries group runs by (lane, variant, engine, arm, series) and
 // use summarize() from stats.hpp: medians of per-run statistics, the largest
-// actual maximum, long-call totals.
+// actual maximum, long-call totals. A run of an engine lane may carry floor
+// brackets (a short floor run just before and just after it); summary rows
+// compare engines with the first engine and with the floor only from runs
+// whose brackets agree (docs/lab.md, "Floor brackets and comparisons").
 #pragma once
 
 #include <cstdint>
