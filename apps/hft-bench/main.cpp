@@ -22,6 +22,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <ctime>
 #include <iostream>
 #include <optional>
@@ -115,6 +116,15 @@ int main(int argc, char** argv) {
   app.add_option("--venue-idle", venue_idle,
                  "tx and rtt lanes: the venue busy-polls (spin) or waits in epoll_wait (sleep) between messages")
       ->check(CLI::IsMember({"spin", "sleep"}));
+  std::string bracket_calls = std::to_string(cfg.bracket_calls);
+  app.add_option("--bracket-calls", bracket_calls,
+                 "tx and rtt lanes: measured calls of the floor busy-closed run just before and just after each run "
+                 "(0: no brackets)")
+      ->capture_default_str();
+  app.add_option("--bracket-tolerance", cfg.bracket_tolerance,
+                 "Largest p50 drift |after-before|/before of a run's floor brackets for the run to count in "
+                 "comparisons (a fraction: 0.10 is 10%)")
+      ->capture_default_str();
   app.add_option("--message-size", cfg.base.message_size, "Bytes per message of the floor lane")
       ->capture_default_str();
   app.add_option("--segment-size", segment_size, "Journal segment size (bytes or 64MiB, 640MiB)")
@@ -249,6 +259,14 @@ int main(int argc, char** argv) {
     return bad_arguments("--prealloc " + v.error().message + " (use on or off)");
   } else {
     cfg.base.prealloc = *v;
+  }
+  {
+    const auto end = bracket_calls.data() + bracket_calls.size();
+    const auto parsed = std::from_chars(bracket_calls.data(), end, cfg.bracket_calls);
+    if (bracket_calls.empty() || parsed.ec != std::errc{} || parsed.ptr != end) {
+      return bad_arguments("--bracket-calls " + bracket_calls +
+                           ": expected a whole number of calls (0 turns brackets off)");
+    }
   }
   if (auto v = hft::lab::parse_on_off(csv); !v) {
     return bad_arguments("--csv " + v.error().message + " (use on or off)");

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include <ctime>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <thread>
@@ -25,6 +27,7 @@
 #include "hft/core/cpu.hpp"
 #include "hft/lab/conditions.hpp"
 #include "hft/lab/engine_adapter.hpp"
+#include "hft/lab/floor_lane.hpp"
 #include "hft/lab/hlog.hpp"
 #include "hft/lab/manifest.hpp"
 #include "hft/lab/raw_series.hpp"
@@ -347,6 +350,12 @@ Expected<void> check_tcp_reachable(const std::string& host, std::uint16_t port, 
 Expected<Plan> plan_bench(const BenchConfig& config, const LaneRegistry& registry) {
   Plan plan;
   if (config.runs == 0) return Error{"--runs 0: at least 1 run per configuration"};
+  if (!(config.bracket_tolerance > 0) || !std::isfinite(config.bracket_tolerance)) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%g", config.bracket_tolerance);
+    return Error{std::string("--bracket-tolerance ") + buf +
+                 ": must be a fraction greater than 0 (0.10: brackets agree within 10%)"};
+  }
 
   // Lanes.
   std::vector<const Lane*> lanes;
@@ -496,6 +505,7 @@ Expected<Plan> plan_bench(const BenchConfig& config, const LaneRegistry& registr
         pr.config.engine = cell.engine;
         pr.config.repeat = r;
         pr.config.run_dir = config.out_dir / "runs" / run_id(++n, pr.config);
+        pr.bracketed = cell.lane->uses_engine && config.bracket_calls > 0;
         plan.runs.push_back(std::move(pr));
       }
     }
@@ -525,6 +535,9 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
   rep.arms = config.arms;
   rep.runs_per_cell = config.runs;
   rep.notes = plan.notes;
+  rep.engines = config.engines;
+  rep.bracket_calls = config.bracket_calls;
+  rep.bracket_tolerance = config.bracket_tolerance;
   for (const std::string& n : plan.notes) console << n << "\n";
 
   std::error_code ec;
@@ -551,6 +564,55 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
   if (config.progress == ProgressMode::kAuto) live = ::isatty(STDERR_FILENO) != 0;
   RunMonitor monitor(progress, live, config.quiet_interval_s, bench_start);
 
+  // Writes a series' raw files (HFTRAW, CSV, .hlog) as "series/<id>.<name>.*"
+  // and analyses it.
+  const auto keep = [&](const Series& s, const std::string& id, double started_s,
+                        double wall_s) -> Expected<SeriesRecord> {
+    SeriesRecord sr;
+    sr.name = s.name;
+    sr.unit = s.unit;
+    sr.ticks_per_second = s.ticks_per_second;
+    sr.analysis = analyze(s);
+    const std::string base = id + "." + s.name;
+    sr.binary_file = "series/" + base + ".hftraw";
+    if (auto e = write_binary(config.out_dir / sr.binary_file, s); !e) return e.error();
+    if (config.write_csv) {
+      sr.csv_file = "series/" + base + ".csv";
+      if (auto e = write_csv(config.out_dir / sr.csv_file, s); !e) return e.error();
+    }
+    sr.hlog_file = "series/" + base + ".hlog";
+    if (auto e = write_hlog(config.out_dir / sr.hlog_file, s, bench_epoch_s + started_s, wall_s); !e) {
+      return e.error();
+    }
+    return sr;
+  };
+  // One floor bracket of a run ("before" or "after"). A floor run that fails
+  // is recorded in the bracket; only an output file that cannot be written
+  // stops the bench.
+  const auto bracket = [&](const PlannedRun& pr, const std::string& id, const char* which,
+                           const std::string& label) -> Expected<BracketRun> {
+    BracketRun b;
+    b.id = id + ".bracket-" + which;
+    b.started_s = static_cast<double>(core::monotonic_ns() - bench_start) * 1e-9;
+    RunContext ctx;
+    ctx.tsc = &tsc;
+    Expected<RunResult> floor = run_floor(bracket_config(pr.config, config.bracket_calls), ctx);
+    b.elapsed_s = static_cast<double>(core::monotonic_ns() - bench_start) * 1e-9 - b.started_s;
+    if (!floor || floor->series.empty()) {
+      b.error = floor ? std::string("the floor run returned no series") : floor.error().message;
+      progress << label << ": floor bracket " << which << ": FAILED: " << b.error << "\n" << std::flush;
+      return b;
+    }
+    b.wall_seconds = floor->wall_seconds;
+    b.completed = floor->completed;
+    b.warmup_done = floor->warmup_done;
+    b.audit = floor->audit;
+    auto sr = keep(floor->series.front(), b.id, b.started_s, b.wall_seconds);
+    if (!sr) return sr.error();
+    b.series = std::move(*sr);
+    return b;
+  };
+
   std::vector<QuietSample> all_during;
   for (std::size_t k = 0; k < plan.runs.size(); ++k) {
     const PlannedRun& pr = plan.runs[k];
@@ -558,7 +620,6 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
     rec.order = k + 1;
     rec.config = pr.config;
     rec.id = run_id(rec.order, pr.config);
-    rec.started_s = static_cast<double>(core::monotonic_ns() - bench_start) * 1e-9;
     // A scratch directory left by an interrupted earlier bench with the same
     // --out would add its journals to this run's audit: start empty.
     std::filesystem::remove_all(pr.config.run_dir, ec);
@@ -568,6 +629,14 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
                               pr.config.lane + " " + pr.config.variant +
                               (pr.config.engine != "none" ? " " + pr.config.engine : "") + " " + pr.config.arm +
                               " #" + std::to_string(pr.config.repeat + 1);
+    std::optional<Bracket> brackets;
+    if (pr.bracketed) {
+      auto before = bracket(pr, rec.id, "before", label);
+      if (!before) return before.error();
+      brackets.emplace();
+      brackets->before = std::move(*before);
+    }
+    rec.started_s = static_cast<double>(core::monotonic_ns() - bench_start) * 1e-9;
     RunContext ctx;
     ctx.tsc = &tsc;
     monitor.begin(label);
@@ -576,6 +645,12 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
     Expected<RunResult> result = pr.lane->run(pr.config, ctx);
     rec.quiet_during = monitor.end();
     rec.elapsed_s = static_cast<double>(core::monotonic_ns() - bench_start) * 1e-9 - rec.started_s;
+    if (brackets) {
+      auto after = bracket(pr, rec.id, "after", label);
+      if (!after) return after.error();
+      brackets->after = std::move(*after);
+      rec.bracket = std::move(brackets);
+    }
     rec.quiet = judge_quiet({}, rec.quiet_during, config.load_limit, config.process_limit_percent);
     all_during.insert(all_during.end(), rec.quiet_during.begin(), rec.quiet_during.end());
 
@@ -588,24 +663,9 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
     }
     rec.result = std::move(*result);
     for (Series& s : rec.result.series) {
-      SeriesRecord sr;
-      sr.name = s.name;
-      sr.unit = s.unit;
-      sr.ticks_per_second = s.ticks_per_second;
-      sr.analysis = analyze(s);
-      const std::string base = rec.id + "." + s.name;
-      sr.binary_file = "series/" + base + ".hftraw";
-      if (auto e = write_binary(config.out_dir / sr.binary_file, s); !e) return e.error();
-      if (config.write_csv) {
-        sr.csv_file = "series/" + base + ".csv";
-        if (auto e = write_csv(config.out_dir / sr.csv_file, s); !e) return e.error();
-      }
-      sr.hlog_file = "series/" + base + ".hlog";
-      if (auto e = write_hlog(config.out_dir / sr.hlog_file, s, bench_epoch_s + rec.started_s, rec.result.wall_seconds);
-          !e) {
-        return e.error();
-      }
-      rec.series.push_back(std::move(sr));
+      auto sr = keep(s, rec.id, rec.started_s, rec.result.wall_seconds);
+      if (!sr) return sr.error();
+      rec.series.push_back(std::move(*sr));
     }
     rec.result.series.clear();
     rec.result.series.shrink_to_fit();
@@ -615,8 +675,17 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
     const Stats& primary = rec.series.empty() ? Stats{} : rec.series.front().analysis.stats;
     progress << label << ": " << (rec.series.empty() ? "" : rec.series.front().name + " ") << "p50 "
              << format_ns(primary.quantile("p50")) << ", p99 " << format_ns(primary.quantile("p99")) << ", max "
-             << format_ns(primary.max_ns) << ", " << rec.elapsed_s << " s\n"
-             << std::flush;
+             << format_ns(primary.max_ns) << ", " << rec.elapsed_s << " s";
+    if (rec.bracket) {
+      const BracketCheck c = check_bracket(*rec.bracket, config.bracket_tolerance);
+      if (c.measured) {
+        progress << "; floor brackets p50 " << format_ns(c.before_p50_ns) << " -> " << format_ns(c.after_p50_ns)
+                 << ", drift " << detail::fixed(c.drift_p50 * 100, 1) << "%" << (c.agree ? "" : " (DO NOT AGREE)");
+      } else {
+        progress << "; floor brackets not measured";
+      }
+    }
+    progress << "\n" << std::flush;
     rep.runs.push_back(std::move(rec));
   }
   std::filesystem::remove(config.out_dir / "runs", ec);  // only if empty
@@ -644,6 +713,20 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
   console << "manifest: " << (config.out_dir / kManifestName).string() << " (" << manifest->size()
           << " files; check with hft-bench verify " << config.out_dir.string() << ")\n";
   return rep;
+}
+
+LaneConfig bracket_config(const LaneConfig& run, std::uint64_t calls) {
+  LaneConfig c;
+  c.lane = std::string(kBracketLane);
+  c.variant = std::string(kBracketVariant);
+  c.arm = run.arm;
+  c.repeat = run.repeat;
+  c.calls = calls;
+  c.warmup = run.warmup;
+  c.client_core = run.client_core;
+  c.server_core = run.server_core;
+  c.message_size = run.message_size;
+  return c;
 }
 
 std::string run_id(std::size_t order, const LaneConfig& c) {

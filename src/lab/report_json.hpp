@@ -13,5 +13,9 @@ namespace hft::lab::detail {
 [[nodiscard]] nlohmann::json stats_json(const Stats& s);
 /// report.json summary[] entry for `row`.
 [[nodiscard]] nlohmann::json summary_json(const SummaryRow& row);
+/// report.json runs[].bracket.check: the verdict of a run's brackets.
+[[nodiscard]] nlohmann::json bracket_check_json(const BracketCheck& check);
+/// `v`, or null when it is NaN or infinite (JSON has neither).
+[[nodiscard]] nlohmann::json number_or_null(double v);
 
 }  // namespace hft::lab::detail

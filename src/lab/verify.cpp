@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -86,6 +87,68 @@ void check_hlog(const std::filesystem::path& dir, const std::string& rel, const 
   }
 }
 
+/// Re-reads every raw file the report.json series entry `s` names (HFTRAW
+/// and CSV, each on its own), recomputes its statistics and compares them,
+/// and checks its .hlog against the first file read; returns the statistics
+/// of that first file, or nothing when no file could be read.
+std::optional<Stats> check_series(const std::filesystem::path& dir, const json& s, const std::string& where_run,
+                                  double wall_s, VerifyResult& r) {
+  const std::string name = s.at("name").get<std::string>();
+  const json& files = s.at("files");
+  std::optional<Stats> first;
+  for (const char* kind : {"binary", "csv"}) {
+    const std::string rel = files.value(kind, std::string());
+    if (rel.empty()) continue;
+    const std::string where = where_run + " (" + rel + "): ";
+    auto series = std::string(kind) == "binary" ? read_binary(dir / rel) : read_csv(dir / rel);
+    if (!series) {
+      r.problems.push_back(where_run + ": " + series.error().message);
+      continue;
+    }
+    ++r.series_files;
+    if (series->name != name) r.problems.push_back(where + "the file names series '" + series->name + "'");
+    if (std::string(to_string(series->unit)) != s.at("unit").get<std::string>() ||
+        series->ticks_per_second != s.at("ticks_per_second").get<double>()) {
+      r.problems.push_back(where + "unit or ticks_per_second differ from report.json");
+    }
+    const Stats stats = compute_stats(*series);
+    compare(detail::stats_json(stats), s.at("stats"), "", where, r);
+    if (first) continue;
+    first = stats;
+    // The interval log beside the raw series, against the first raw file read.
+    const std::string hlog_rel = files.value("hlog", std::string());
+    if (!hlog_rel.empty()) check_hlog(dir, hlog_rel, *series, wall_s, where_run + ": ", r);
+  }
+  if (!first && files.value("binary", std::string()).empty() && files.value("csv", std::string()).empty()) {
+    r.problems.push_back(where_run + ": report.json names no raw series file");
+  }
+  return first;
+}
+
+/// One bracket of report.json (runs[].bracket.before or .after), its series
+/// re-read; `usable` is false when its series could not be read.
+BracketRun rebuild_bracket_run(const std::filesystem::path& dir, const json& b, const std::string& where,
+                               VerifyResult& r, bool& usable) {
+  BracketRun out;
+  out.id = b.at("id").get<std::string>();
+  out.error = b.at("error").get<std::string>();
+  const std::string status = b.at("audit").at("status").get<std::string>();
+  out.audit.status = status == "fail" ? AuditResult::Status::kFail
+                     : status == "pass" ? AuditResult::Status::kPass
+                                        : AuditResult::Status::kNotRun;
+  if (!out.error.empty() || b.at("series").is_null()) return out;
+  ++r.series;
+  auto stats = check_series(dir, b.at("series"), where + ", series " + b.at("series").at("name").get<std::string>(),
+                            b.at("wall_seconds").get<double>(), r);
+  if (!stats) {
+    usable = false;
+    return out;
+  }
+  out.series.name = b.at("series").at("name").get<std::string>();
+  out.series.analysis.stats = *stats;
+  return out;
+}
+
 std::string row_key(const std::string& lane, const std::string& variant, const std::string& engine,
                     const std::string& arm, const std::string& series) {
   return lane + " " + variant + " " + engine + " " + arm + " " + series;
@@ -108,6 +171,12 @@ void check_statistics(const std::filesystem::path& dir, VerifyResult& r) {
   try {
     // Rebuilt from report.json with recomputed statistics, for summarize_report.
     Report rebuilt;
+    // Settings the comparisons were made with (not derived from the series).
+    rebuilt.engines = report.value("engines", std::vector<std::string>{});
+    if (report.contains("brackets")) {
+      rebuilt.bracket_calls = report.at("brackets").at("calls").get<std::uint64_t>();
+      rebuilt.bracket_tolerance = report.at("brackets").at("tolerance").get<double>();
+    }
     std::set<std::string> unreadable;  // summary keys with a series that could not be read
     for (const json& run : report.at("runs")) {
       RunRecord rec;
@@ -128,49 +197,34 @@ void check_statistics(const std::filesystem::path& dir, VerifyResult& r) {
         ++r.series;
         SeriesRecord sr;
         sr.name = s.at("name").get<std::string>();
-        const std::string where_run = "run " + rec.id + ", series " + sr.name;
         const std::string key = row_key(rec.config.lane, rec.config.variant, rec.config.engine, rec.config.arm, sr.name);
-        const json& files = s.at("files");
-        bool have_stats = false;
-        bool hlog_checked = false;
-        for (const char* kind : {"binary", "csv"}) {
-          const std::string rel = files.value(kind, std::string());
-          if (rel.empty()) continue;
-          const std::string where = where_run + " (" + rel + "): ";
-          auto series = std::string(kind) == "binary" ? read_binary(dir / rel) : read_csv(dir / rel);
-          if (!series) {
-            r.problems.push_back(where_run + ": " + series.error().message);
-            continue;
-          }
-          ++r.series_files;
-          if (series->name != sr.name) {
-            r.problems.push_back(where + "the file names series '" + series->name + "'");
-          }
-          if (std::string(to_string(series->unit)) != s.at("unit").get<std::string>() ||
-              series->ticks_per_second != s.at("ticks_per_second").get<double>()) {
-            r.problems.push_back(where + "unit or ticks_per_second differ from report.json");
-          }
-          const Stats stats = compute_stats(*series);
-          compare(detail::stats_json(stats), s.at("stats"), "", where, r);
-          if (!have_stats) {
-            sr.analysis.stats = stats;
-            have_stats = true;
-          }
-          // The interval log beside the raw series, against the first raw file read.
-          const std::string hlog_rel = files.value("hlog", std::string());
-          if (!hlog_checked && !hlog_rel.empty()) {
-            check_hlog(dir, hlog_rel, *series, wall_s, where_run + ": ", r);
-            hlog_checked = true;
-          }
-        }
-        if (!have_stats) {
-          if (files.value("binary", std::string()).empty() && files.value("csv", std::string()).empty()) {
-            r.problems.push_back(where_run + ": report.json names no raw series file");
-          }
+        auto stats = check_series(dir, s, "run " + rec.id + ", series " + sr.name, wall_s, r);
+        if (!stats) {
           unreadable.insert(key);
           continue;
         }
+        sr.analysis.stats = *stats;
         rec.series.push_back(std::move(sr));
+      }
+      // Floor brackets: each series re-read, the verdict recomputed.
+      if (run.contains("bracket") && !run.at("bracket").is_null()) {
+        const json& b = run.at("bracket");
+        ++r.brackets;
+        bool usable = true;
+        Bracket bracket;
+        bracket.before = rebuild_bracket_run(dir, b.at("before"), "run " + rec.id + ", bracket before", r, usable);
+        bracket.after = rebuild_bracket_run(dir, b.at("after"), "run " + rec.id + ", bracket after", r, usable);
+        if (usable) {
+          compare(detail::bracket_check_json(check_bracket(bracket, rebuilt.bracket_tolerance)), b.at("check"), "",
+                  "run " + rec.id + ", bracket check: ", r);
+        } else {
+          r.problems.push_back("run " + rec.id + ", bracket check: not recomputed: a bracket series could not be read");
+          // The summary rows of this run depend on the verdict.
+          for (const SeriesRecord& sr : rec.series) {
+            unreadable.insert(row_key(rec.config.lane, rec.config.variant, rec.config.engine, rec.config.arm, sr.name));
+          }
+        }
+        rec.bracket = std::move(bracket);
       }
       rebuilt.runs.push_back(std::move(rec));
     }
@@ -240,7 +294,11 @@ std::string verify_text(const std::filesystem::path& dir, const VerifyResult& r)
        "\n";
   o += "series: " + with_commas(r.series) + " series of " + with_commas(r.runs) + " runs re-read from " +
        with_commas(r.series_files) + " raw files (HFTRAW, CSV); statistics recomputed with the lab's exact code\n";
-  o += "summary: " + with_commas(r.summary_rows) + " rows recomputed (medians over runs, largest max, long-call totals)\n";
+  if (r.brackets > 0) {
+    o += "brackets: " + with_commas(r.brackets) + " runs' floor brackets re-read with the series; drift and agreement "
+         "recomputed\n";
+  }
+  o += "summary: " + with_commas(r.summary_rows) + " rows recomputed (medians over runs, largest max, long-call totals, comparisons)\n";
   o += "hlog: " + with_commas(r.hlogs) + " interval logs decoded, " + with_commas(r.intervals) +
        " intervals compared with the raw series\n";
   if (r.ok()) {

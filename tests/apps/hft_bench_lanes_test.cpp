@@ -37,7 +37,7 @@ TEST_F(HftBenchLanes, every_lane_runs_and_every_journal_audit_passes) {
   const std::uint64_t calls = 2000;
   const json report = run_passing("--lanes floor,tx,rtt,rx,codec --engines " + engines() + " --calls " +
                                   std::to_string(calls) + " --warmup 200 --rate 5000" +
-                                  " --segment-size 1MiB --clients 4");
+                                  " --segment-size 1MiB --clients 4 --bracket-calls 2000");
   ASSERT_TRUE(report.is_object());
   const std::size_t n_engines = engines().find(',') == std::string::npos ? 1 : 2;
   // floor 4 variants, tx 4 (unpaced, paced, each also against a sink venue)
@@ -75,9 +75,19 @@ TEST_F(HftBenchLanes, every_lane_runs_and_every_journal_audit_passes) {
     const fs::path raw = dir_ / "lab" / primary["files"]["binary"].get<std::string>();
     EXPECT_TRUE(fs::exists(raw) && fs::file_size(raw) > 64 + calls * 8) << raw;
 
+    if (lane != "tx" && lane != "rtt") EXPECT_TRUE(run["bracket"].is_null()) << id;
     if (lane == "tx" || lane == "rtt") {
       const std::string engine = run["engine"];
       if (lane == "tx") tx_engines.insert(engine);
+      // A floor bracket just before and just after the run, each with its raw series.
+      for (const char* which : {"before", "after"}) {
+        const json& b = run["bracket"][which];
+        EXPECT_EQ(b["error"], "") << id << " " << which;
+        EXPECT_EQ(b["series"]["stats"]["count"], 2000) << id << " " << which;
+        EXPECT_EQ(b["audit"]["status"], "pass") << id << " " << which;
+        EXPECT_TRUE(fs::exists(dir_ / "lab" / b["series"]["files"]["binary"].get<std::string>())) << id;
+      }
+      EXPECT_EQ(run["bracket"]["check"]["measured"], true) << id;
       const std::string detail = run["audit"]["detail"];
       // The client's outbound journal held every order, warm-ups included,
       // and the venue's inbound journal the same number.
@@ -143,6 +153,19 @@ TEST_F(HftBenchLanes, every_lane_runs_and_every_journal_audit_passes) {
   ASSERT_TRUE(audit.is_object());
   EXPECT_EQ(audit["all_passed"], true);
   EXPECT_EQ(audit["runs"].size(), report["runs"].size());
+
+  // The console names the brackets; verify re-derives them with everything else.
+  EXPECT_NE(last_out_.find("brackets: floor busy-closed, 2,000 calls just before and just after each engine run"),
+            std::string::npos)
+      << last_out_;
+  const std::string verify = std::string(HFT_BENCH_EXE) + " verify " + (dir_ / "lab").string() + " >" +
+                             (dir_ / "verify.txt").string() + " 2>&1";
+  EXPECT_EQ(std::system(verify.c_str()), 0);
+  std::ifstream vin(dir_ / "verify.txt");
+  const std::string vtext{std::istreambuf_iterator<char>(vin), std::istreambuf_iterator<char>()};
+  EXPECT_NE(vtext.find("brackets: " + std::to_string(6 * n_engines) + " runs' floor brackets re-read"),
+            std::string::npos)
+      << vtext;
 }
 
 TEST_F(HftBenchLanes, orders_built_on_another_thread_are_sent_by_the_engine_thread_typed_or_by_tag) {

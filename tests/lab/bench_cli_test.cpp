@@ -69,6 +69,14 @@ TEST_F(BenchCli, refuses_an_unknown_lane) { expect_refused("--lanes floor,warp",
 
 TEST_F(BenchCli, refuses_a_rate_of_zero) { expect_refused("--rate 0", "--rate 0"); }
 
+TEST_F(BenchCli, refuses_a_bracket_tolerance_that_is_not_a_positive_fraction_and_a_bad_bracket_count) {
+  expect_refused("--bracket-tolerance 0", "--bracket-tolerance 0: must be a fraction greater than 0");
+  expect_refused("--bracket-tolerance -0.1", "--bracket-tolerance");
+  expect_refused("--bracket-tolerance ten", "--bracket-tolerance");
+  expect_refused("--bracket-calls -5", "--bracket-calls");
+  expect_refused("--bracket-calls 2k", "--bracket-calls");
+}
+
 TEST_F(BenchCli, refuses_a_core_that_does_not_exist) {
   expect_refused("--client-core 4000", "--client-core 4000");
   expect_refused("--server-core 4001", "--server-core 4001");

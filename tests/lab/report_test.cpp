@@ -133,11 +133,18 @@ TEST(Report, html_is_self_contained_with_a_percentile_plot_and_long_calls) {
   std::size_t curves = 0;
   for (auto p = html.find("<polyline"); p != std::string::npos; p = html.find("<polyline", p + 1)) ++curves;
   EXPECT_EQ(curves, 5u);
-  // Nothing is fetched: no scripts, stylesheets, images or links.
+  // Nothing is fetched: no scripts, stylesheets or images; links only to
+  // files of the output directory and within the page.
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("src="), std::string::npos);
-  EXPECT_EQ(html.find("href="), std::string::npos);
   EXPECT_EQ(html.find("url("), std::string::npos);
+  EXPECT_EQ(html.find("://'"), std::string::npos);
+  EXPECT_NE(html.find("href='series/r001-floor-busy-closed-seg64.rtt.hftraw'"), std::string::npos);
+  for (auto p = html.find("href='"); p != std::string::npos; p = html.find("href='", p + 1)) {
+    const char first = html[p + 6];
+    EXPECT_TRUE(first == '#' || html.compare(p + 6, 7, "series/") == 0 || html.compare(p + 6, 10, "audit.json") == 0)
+        << html.substr(p, 60);
+  }
 }
 
 TEST(Report, audit_json_lists_every_run_and_fails_when_one_fails) {

@@ -6,6 +6,8 @@
 // and reversed when r is odd, and so do the cells within an arm; two arms A, B
 // with three runs each give A B B A A B (rule 4: interleave, never run all of
 // A then all of B). Without --experiment there is one arm, "default".
+// A run of a lane that drives an engine is bracketed (bracket_calls > 0):
+// a floor busy-closed run just before it and another just after it.
 //
 // Validation happens before anything runs: every planned LaneConfig (after
 // arm overrides) is checked and every lane's preflight is called. Errors are
@@ -53,6 +55,13 @@ struct BenchConfig {
   /// starts no timed run and returns an Error whose message begins with
   /// kNotQuietPrefix and names the load or the process that failed.
   bool require_quiet = false;
+  /// --bracket-calls: measured calls of each floor bracket (floor
+  /// busy-closed, run just before and just after every run of a lane that
+  /// drives an engine, after the run's warm-up); 0 turns brackets off.
+  std::uint64_t bracket_calls = 20'000;
+  /// --bracket-tolerance: brackets agree when their p50 drift
+  /// |after - before| / before is at most this fraction; must be > 0.
+  double bracket_tolerance = 0.10;
   std::string command_line;
 };
 
@@ -60,6 +69,7 @@ struct BenchConfig {
 struct PlannedRun {
   LaneConfig config;
   const Lane* lane = nullptr;
+  bool bracketed = false;  ///< floor brackets before and after (BenchConfig::bracket_calls)
 };
 
 /// The validated plan.
@@ -93,8 +103,14 @@ struct Plan {
 /// Nothing is measured or written.
 [[nodiscard]] Expected<Plan> plan_bench(const BenchConfig& config, const LaneRegistry& registry);
 
+/// The floor run of a bracket beside `run`: lane floor, variant
+/// busy-closed, `calls` measured calls after the run's warm-up, on the run's
+/// client and server cores, with its message size.
+[[nodiscard]] LaneConfig bracket_config(const LaneConfig& run, std::uint64_t calls);
+
 /// Runs a plan: creates the output directory, calibrates the TSC, samples
-/// the quiet check, runs every planned run, writes series/, report.json,
+/// the quiet check, runs every planned run (a bracketed one between its two
+/// floor brackets), writes series/, report.json,
 /// report.html and audit.json. `console` gets the notes, the table and where
 /// the files are; `progress` gets the progress line. A failing run is
 /// recorded in the report and does not stop the others.

@@ -10,7 +10,11 @@
 //     mean, p50..p99.99, max and its index, long-call counts and indices;
 //     the summary rows are recomputed from those with summarize_report
 //     (medians over runs, largest max, long-call totals and medians, and the
-//     rate, late and shed figures from the runs) and compared the same way;
+//     rate, late and shed figures from the runs, the per-run p50/p99, and the
+//     comparisons: compared runs, ratios against the first engine and the
+//     floor) and compared the same way; the floor brackets of a run are
+//     re-read like every series and their verdict (p50s, p99s, drifts,
+//     agreement) recomputed and compared;
 //  3. HdrHistogram logs (hlog.hpp): every series' .hlog is decoded and each
 //     interval compared with the histogram of the raw series' samples.
 // A file altered after the run fails check 1 naming it; a sample altered
@@ -30,7 +34,8 @@ struct VerifyResult {
   bool checked = false;           ///< the directory was there to check
   std::size_t files = 0;          ///< files listed in the manifest
   std::size_t runs = 0;           ///< runs in report.json with series
-  std::size_t series = 0;         ///< series of those runs
+  std::size_t series = 0;         ///< series of those runs and of their floor brackets
+  std::size_t brackets = 0;       ///< runs with floor brackets (their verdicts recomputed)
   std::size_t series_files = 0;   ///< raw series files re-read (HFTRAW, CSV)
   std::size_t statistics = 0;     ///< values compared with report.json (series and summary)
   std::size_t summary_rows = 0;   ///< summary rows recomputed
