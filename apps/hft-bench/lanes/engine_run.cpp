@@ -155,6 +155,14 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
         venue_counters = *stopped;
         result.notes.emplace_back("venue at exit", venue_counters);
       }
+      if (tls) {
+        // After the stop, the venue's log is complete: its "TLS <protocol> <cipher> with <peer>" line.
+        const std::string log = venue->log_tail(4000);
+        const std::size_t at = log.find("TLS TLSv");
+        const std::size_t end = at == std::string::npos ? at : log.find('\n', at);
+        result.notes.emplace_back("tls", at == std::string::npos ? std::string("venue log names no TLS connection")
+                                                                  : log.substr(at + 4, end - at - 4));
+      }
     }
     if (!driven) {
       error = Error{driven.error().message + (venue ? " (venue log: " + venue->log_tail(300) + ")" : "")};

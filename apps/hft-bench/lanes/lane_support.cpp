@@ -194,7 +194,9 @@ Expected<std::unique_ptr<VenueProcess>> VenueProcess::start(const VenueSpec& spe
   // Everything the child needs is prepared before fork(): after it only
   // async-signal-safe calls run.
   std::vector<std::string> args{exe->string(), "--config", cfg.string(), "--port-file", port_file.string(),
-                                spec.sink ? "--sink" : "--no-fill", "--log-level", "warn"};
+                                spec.sink ? "--sink" : "--no-fill", "--log-level",
+                                // TLS: the INFO line naming what was negotiated (one per connection).
+                                spec.tls_dir.empty() ? "warn" : "info"};
   if (spec.core >= 0) {
     args.push_back("--core");
     args.push_back(std::to_string(spec.core));
