@@ -230,6 +230,7 @@ TEST_F(HftBenchLanes, the_tls_rtt_variant_runs_each_engine_over_tls_with_its_own
     EXPECT_NE(venue.find("TLS, client certificate required"), std::string::npos) << id << ": " << venue;
     const std::string tls = run["notes"]["tls"];
     EXPECT_EQ(tls.rfind("TLSv1.3 TLS_", 0), 0u) << id << ": " << tls;
+    EXPECT_EQ(tls.find("INFO"), std::string::npos) << id << ": one log line only: " << tls;
     EXPECT_EQ(run["notes"]["orders sent / ExecutionReports received"],
               std::to_string(calls + 50) + " / " + std::to_string(calls + 50))
         << id;

@@ -157,11 +157,8 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
       }
       if (tls) {
         // After the stop, the venue's log is complete: its "TLS <protocol> <cipher> with <peer>" line.
-        const std::string log = venue->log_tail(4000);
-        const std::size_t at = log.find("TLS TLSv");
-        const std::size_t end = at == std::string::npos ? at : log.find('\n', at);
-        result.notes.emplace_back("tls", at == std::string::npos ? std::string("venue log names no TLS connection")
-                                                                  : log.substr(at + 4, end - at - 4));
+        const std::string line = venue->log_line_from("TLS TLSv");
+        result.notes.emplace_back("tls", line.empty() ? std::string("venue log names no TLS connection") : line.substr(4));
       }
     }
     if (!driven) {

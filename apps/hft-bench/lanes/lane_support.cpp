@@ -321,6 +321,16 @@ std::string VenueProcess::log_tail(std::size_t max_bytes) const {
   return text;
 }
 
+std::string VenueProcess::log_line_from(std::string_view text) const {
+  std::ifstream f(log_path_);
+  std::string line;
+  while (std::getline(f, line)) {
+    const std::size_t at = line.find(text);
+    if (at != std::string::npos) return line.substr(at);
+  }
+  return {};
+}
+
 // ---------------------------------------------------------- settling ----
 
 namespace {

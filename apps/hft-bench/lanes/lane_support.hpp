@@ -169,6 +169,9 @@ class VenueProcess {
   [[nodiscard]] Expected<std::string> stop();
   /// The venue's stderr so far (last `max_bytes`).
   [[nodiscard]] std::string log_tail(std::size_t max_bytes = 2000) const;
+  /// The first line of the venue's log containing `text`, less what comes
+  /// before `text`; empty if none.
+  [[nodiscard]] std::string log_line_from(std::string_view text) const;
 
  private:
   VenueProcess() = default;
