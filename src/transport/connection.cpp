@@ -74,10 +74,6 @@ void Connection::free_tls() noexcept {
   ERR_clear_error();
 }
 
-std::string Connection::tls_description() const {
-  return describe_tls(ssl_);
-}
-
 std::string_view Connection::tls_protocol() const noexcept {
   return ssl_ != nullptr ? std::string_view(SSL_get_version(ssl_)) : std::string_view();
 }
@@ -495,7 +491,7 @@ int Connection::read_once() noexcept {
     recv_end_ -= recv_begin_;
     recv_begin_ = 0;
   }
-  long n = read_some(recv_buf_.get() + recv_end_, recv_capacity_ - recv_end_);
+  const long n = read_some(recv_buf_.get() + recv_end_, recv_capacity_ - recv_end_);
   if (n > 0) {
     recv_end_ += static_cast<std::size_t>(n);
     bytes_received_ += static_cast<std::uint64_t>(n);

@@ -271,14 +271,14 @@ Expected<std::shared_ptr<TlsContext>> TlsContext::create(const TlsOptions& optio
   SSL_CTX* ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
   if (ctx == nullptr) return Error{"TLS: cannot create an OpenSSL context: " + tls_error_queue()};
   context->ctx_ = ctx;
-  context->versions_ = std::string(kVersionNames[static_cast<std::size_t>(range->min_version - TLS1_VERSION)]);
+  std::string versions = kVersionNames[static_cast<std::size_t>(range->min_version - TLS1_VERSION)];
   if (range->max_version != range->min_version) {
-    context->versions_ += "-";
-    context->versions_ += kVersionNames[static_cast<std::size_t>(range->max_version - TLS1_VERSION)];
+    versions += "-";
+    versions += kVersionNames[static_cast<std::size_t>(range->max_version - TLS1_VERSION)];
   }
   if (SSL_CTX_set_min_proto_version(ctx, range->min_version) != 1 ||
       SSL_CTX_set_max_proto_version(ctx, range->max_version) != 1) {
-    return Error{"SSLProtocol: OpenSSL refuses " + context->versions_ + ": " + tls_error_queue()};
+    return Error{"SSLProtocol: OpenSSL refuses " + versions + ": " + tls_error_queue()};
   }
   // No renegotiation (a peer cannot make the engine thread redo a
   // handshake mid-stream); a peer closing without close_notify is a close,
@@ -397,17 +397,6 @@ ssl_st* TlsContext::new_session(int fd) const noexcept {
     }
   }
   return ssl;
-}
-
-std::string describe_tls(const ssl_st* ssl) {
-  if (ssl == nullptr) return {};
-  std::string text = SSL_get_version(ssl);
-  const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl);
-  if (cipher != nullptr) {
-    text += ' ';
-    text += SSL_CIPHER_get_name(cipher);
-  }
-  return text;
 }
 
 std::size_t tls_handshake_error(ssl_st* ssl, int result, bool verifying, char* out,

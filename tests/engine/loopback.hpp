@@ -13,7 +13,7 @@
 namespace hft::engine::test {
 
 /// An initiator's application: counts ExecutionReports, knows whether it is logged on.
-class ReportClient final : public session::Application {
+class ReportClient : public session::Application {
  public:
   void on_logon(session::Session&) noexcept override { logged_on = true; }
   void on_logout(session::Session&) noexcept override { logged_on = false; }

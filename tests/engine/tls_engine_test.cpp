@@ -32,16 +32,9 @@ std::string client_tls(const std::string& more = {}) {
   return "SocketUseSSL=Y\nCertificationAuthoritiesFile=" + certs().ca + "\n" + more;
 }
 
-struct Client final : hft::session::Application {
-  void on_logon(hft::session::Session&) noexcept override { logged_on = true; }
-  void on_logout(hft::session::Session&) noexcept override { logged_on = false; }
-  hft::session::Decision from_app(hft::session::Session&, const hft::codec::MessageView& m) noexcept override {
-    if (m.msg_type() == "8") ++reports;
-    return hft::session::Decision::accept();
-  }
+// ReportClient that also counts failed connects.
+struct Client final : hft::engine::test::ReportClient {
   void on_connect_failed(hft::session::Session&, std::string_view, int) noexcept override { ++connect_failures; }
-  bool logged_on = false;
-  std::uint64_t reports = 0;
   int connect_failures = 0;
 };
 

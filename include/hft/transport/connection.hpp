@@ -222,11 +222,8 @@ class Connection {
   /// not decrypt: the connection then closes with kError and EPROTO); empty
   /// otherwise. Readable in on_closed() and Listener/Connector failure calls.
   [[nodiscard]] std::string_view tls_error() const noexcept { return {tls_error_, tls_error_length_}; }
-  /// The negotiated protocol and cipher ("TLSv1.3 TLS_AES_256_GCM_SHA384");
-  /// empty for plain TCP.
-  [[nodiscard]] std::string tls_description() const;
-  /// The same parts as static texts ("TLSv1.3", "TLS_AES_256_GCM_SHA384");
-  /// empty for plain TCP.
+  /// The negotiated protocol and cipher, static texts ("TLSv1.3",
+  /// "TLS_AES_256_GCM_SHA384"); empty for plain TCP.
   [[nodiscard]] std::string_view tls_protocol() const noexcept;
   [[nodiscard]] std::string_view tls_cipher() const noexcept;
 

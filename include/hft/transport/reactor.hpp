@@ -164,7 +164,7 @@ class Reactor {
 
   // Takes a free slot for an established socket; nullptr if none is free.
   // With `tls`, the connection starts its handshake (kHandshaking) and the
-  // caller delivers nothing: handshake_done() does once it completes.
+  // caller delivers nothing: step_handshake() does once it completes.
   Connection* adopt(int fd, const ConnectionBuffers& buffers, const SocketOptions& socket,
                     OptionError option_error, ConnectionHandler* handler, Connector* connector,
                     Listener* listener, const TlsContext* tls, std::int64_t now_ns) noexcept;

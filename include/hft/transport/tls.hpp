@@ -92,15 +92,12 @@ class TlsContext {
   ~TlsContext();
 
   [[nodiscard]] const TlsOptions& options() const noexcept { return options_; }
-  [[nodiscard]] TlsRole role() const noexcept { return options_.role; }
   /// True when the peer's certificate is verified (client: verify_level > 0;
   /// server: levels 1 and 2).
   [[nodiscard]] bool verifies_peer() const noexcept { return verifies_peer_; }
-  /// The versions enabled, e.g. "TLSv1.2-TLSv1.3".
-  [[nodiscard]] std::string_view versions() const noexcept { return versions_; }
 
-  /// A new connection's TLS state on `fd` (SSL_new + SSL_set_fd, connect or
-  /// accept state), or nullptr if OpenSSL is out of memory.
+  /// A new connection's TLS state on `fd` (SSL_new on libhft's socket BIO,
+  /// connect or accept state), or nullptr if OpenSSL is out of memory.
   [[nodiscard]] ssl_st* new_session(int fd) const noexcept;
 
  private:
@@ -108,11 +105,6 @@ class TlsContext {
   TlsOptions options_;
   ssl_ctx_st* ctx_ = nullptr;
   bool verifies_peer_ = false;
-  std::string versions_;
 };
-
-/// Version and cipher of an established TLS connection, e.g.
-/// "TLSv1.3 TLS_AES_256_GCM_SHA384".
-[[nodiscard]] std::string describe_tls(const ssl_st* ssl);
 
 }  // namespace hft::transport
