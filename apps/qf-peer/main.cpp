@@ -20,12 +20,19 @@
 //       (and filled, with --require-fills) exactly once: a report repeated
 //       without PossDupFlag=Y is a failure.
 //
+// --tls (any mode) runs the sessions over TLS with QuickFIX's own
+// FIX::SSLSocketAcceptor / FIX::SSLSocketInitiator, which read their keys
+// (ServerCertificateFile, ClientCertificateFile, CertificationAuthoritiesFile,
+// CertificateVerifyLevel, SSLProtocol, ...) from the config's [DEFAULT].
+//
 // Config files may use ${SPEC_DIR}, ${HOST}, ${PORT} and any ${NAME} given
 // with --set NAME=VALUE, replaced by the command-line values. Acceptor and
 // venue run until SIGINT/SIGTERM; the venue then prints what it received.
 #include <quickfix/FileLog.h>
 #include <quickfix/Log.h>
 #include <quickfix/MessageStore.h>
+#include <quickfix/SSLSocketAcceptor.h>
+#include <quickfix/SSLSocketInitiator.h>
 #include <quickfix/Session.h>
 #include <quickfix/SessionSettings.h>
 #include <quickfix/SocketAcceptor.h>
@@ -66,6 +73,7 @@ constexpr const char* kUsage =
     "  qf-peer trader --config FILE --orders N [--spec-dir DIR] [--host H] [--port P]\n"
     "                 [--timeout-ms T] [--require-fills] [--log-dir DIR]\n"
     "                 [--idle-ms T] [--disconnect-after K]\n"
+    "  any mode: [--tls]\n"
     "\n"
     "--set NAME=VALUE (venue, trader) defines ${NAME} for the config file.\n"
     "--idle-ms T (trader): stay logged on and idle T ms before sending (heartbeats\n"
@@ -76,6 +84,10 @@ constexpr const char* kUsage =
     "  gaps by ResendRequest. Use with ResetOnLogon/ResetOnDisconnect=N.\n"
     "The trader prints one line of key=value counts; the venue prints one at exit.\n"
     "\n"
+    "--tls (any mode): the sessions run over TLS, with QuickFIX's SSLSocketAcceptor /\n"
+    "  SSLSocketInitiator; the config's [DEFAULT] holds the SSL keys (ServerCertificateFile,\n"
+    "  ServerCertificateKeyFile, ClientCertificateFile, ClientCertificateKeyFile,\n"
+    "  CertificationAuthoritiesFile, CertificateVerifyLevel, SSLProtocol, SSLCipherSuite).\n"
     "--exit-with-parent (acceptor/venue) stops the peer when its parent process exits.\n"
     "--port 0 (acceptor/venue default) picks a free port; it is printed as\n"
     "'qf-peer: listening on port N' and written to --port-file. Config files may\n"
@@ -97,6 +109,7 @@ struct Args {
   bool verbose = false;
   std::set<std::string> sessions;
   bool exit_with_parent = false;
+  bool tls = false;
   std::map<std::string, std::string> values;  // --set NAME=VALUE
   int idle_ms = 0;
   long disconnect_after = 0;
@@ -168,6 +181,8 @@ Args parse_args(int argc, char** argv) {
       a.idle_ms = static_cast<int>(parse_number(arg, value(), 0, 3600000));
     } else if (arg == "--disconnect-after") {
       a.disconnect_after = parse_number(arg, value(), 1, 10000000);
+    } else if (arg == "--tls") {
+      a.tls = true;
     } else if (arg == "--exit-with-parent") {
       a.exit_with_parent = true;
     } else if (arg == "--print-config") {
@@ -259,12 +274,34 @@ class CountingLogFactory : public FIX::LogFactory {
   std::atomic<long> incoming_{0};
 };
 
+// The acceptor or initiator QuickFIX runs the settings with: its plain TCP
+// one, or with --tls its SSL one (the same settings; the SSL keys are read
+// from [DEFAULT] when it starts).
+template <typename Base, typename Plain, typename Tls>
+std::unique_ptr<Base> make_connector(const Args& a, FIX::Application& app, FIX::MessageStoreFactory& store,
+                                     const FIX::SessionSettings& settings, FIX::LogFactory* log) {
+  if (a.tls) {
+    return std::unique_ptr<Base>(log ? new Tls(app, store, settings, *log) : new Tls(app, store, settings));
+  }
+  return std::unique_ptr<Base>(log ? new Plain(app, store, settings, *log) : new Plain(app, store, settings));
+}
+
+std::unique_ptr<FIX::Acceptor> make_acceptor(const Args& a, FIX::Application& app, FIX::MessageStoreFactory& store,
+                                             const FIX::SessionSettings& settings, FIX::LogFactory* log) {
+  return make_connector<FIX::Acceptor, FIX::SocketAcceptor, FIX::SSLSocketAcceptor>(a, app, store, settings, log);
+}
+
+std::unique_ptr<FIX::Initiator> make_initiator(const Args& a, FIX::Application& app, FIX::MessageStoreFactory& store,
+                                               const FIX::SessionSettings& settings, FIX::LogFactory* log) {
+  return make_connector<FIX::Initiator, FIX::SocketInitiator, FIX::SSLSocketInitiator>(a, app, store, settings,
+                                                                                      log);
+}
+
 int run_acceptor_until_signal(FIX::Application& app, const FIX::SessionSettings& settings, const Args& a,
                               int port, const sigset_t& stop_signals) {
   FIX::MemoryStoreFactory store;
   std::unique_ptr<FIX::LogFactory> log = make_log_factory(a);
-  std::unique_ptr<FIX::SocketAcceptor> acceptor(log ? new FIX::SocketAcceptor(app, store, settings, *log)
-                                                    : new FIX::SocketAcceptor(app, store, settings));
+  std::unique_ptr<FIX::Acceptor> acceptor = make_acceptor(a, app, store, settings, log.get());
   // start() binds the listening socket before it returns, so the port is
   // reported only once connections can be accepted.
   acceptor->start();
@@ -367,8 +404,7 @@ int run_echo_initiator(const Args& a, const sigset_t& stop_signals) {
   qf_peer::EchoApplication app;
   FIX::MemoryStoreFactory store;
   std::unique_ptr<FIX::LogFactory> log = make_log_factory(a);
-  std::unique_ptr<FIX::SocketInitiator> initiator(log ? new FIX::SocketInitiator(app, store, settings, *log)
-                                                      : new FIX::SocketInitiator(app, store, settings));
+  std::unique_ptr<FIX::Initiator> initiator = make_initiator(a, app, store, settings, log.get());
   initiator->start();
   std::cout << "qf-peer: initiator connecting to port " << a.port << std::endl;
   int sig = 0;
@@ -384,7 +420,7 @@ int run_trader(const Args& a) {
   qf_peer::TraderApplication app(prefix);
   FIX::MemoryStoreFactory store;
   CountingLogFactory log(make_log_factory(a));
-  std::unique_ptr<FIX::SocketInitiator> initiator(new FIX::SocketInitiator(app, store, settings, log));
+  std::unique_ptr<FIX::Initiator> initiator = make_initiator(a, app, store, settings, &log);
   initiator->start();
   FIX::SessionID session;
   if (!app.wait_logon(a.timeout_ms, session)) {
