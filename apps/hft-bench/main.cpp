@@ -116,6 +116,11 @@ int main(int argc, char** argv) {
   app.add_option("--venue-idle", venue_idle,
                  "tx and rtt lanes: the venue busy-polls (spin) or waits in epoll_wait (sleep) between messages")
       ->check(CLI::IsMember({"spin", "sleep"}));
+  std::string os_counters;
+  app.add_option("--os-counters", os_counters,
+                 "tx and rtt lanes: sample the timed thread's context switches and page faults (getrusage) after "
+                 "every measured call, outside the timed region, for the long-call attribution (default on)")
+      ->check(CLI::IsMember({"on", "off"}));
   std::string bracket_calls = std::to_string(cfg.bracket_calls);
   app.add_option("--bracket-calls", bracket_calls,
                  "tx and rtt lanes: measured calls of the floor busy-closed run just before and just after each run "
@@ -313,6 +318,7 @@ int main(int argc, char** argv) {
     cfg.base.extra["producer-core"] = std::to_string(*producer_core);
   }
   if (!venue_idle.empty()) cfg.base.extra["venue-idle"] = venue_idle;
+  if (!os_counters.empty()) cfg.base.extra["os-counters"] = os_counters;
   if (std::find(cfg.lanes.begin(), cfg.lanes.end(), "load") != cfg.lanes.end()) {
     cfg.base.extra["sessions"] = sessions;
     cfg.base.extra["load-threads"] = load_threads;

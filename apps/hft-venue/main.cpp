@@ -7,6 +7,7 @@
 //   hft-venue --config venue.cfg
 //   ... [--http-port P [--http-host H] [--http-token-file F] [--http-audit-file F]]  (admin endpoint)
 //   hft-venue --conformance --spec-dir DIR --port 9878
+//   ... [--trace-file F [--trace-size N]]  (the engine's event trace, written at exit)
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include "hft/engine/async_logger.hpp"
 #include "hft/engine/engine.hpp"
 #include "hft/engine/log.hpp"
+#include "hft/engine/trace_file.hpp"
 
 namespace {
 hft::engine::Engine* g_engine = nullptr;
@@ -47,6 +49,13 @@ int main(int argc, char** argv) {
   cli.add_option("--password", password,
                  "require this Password (554; RawData 96 before FIX.4.3) in the client's Logon");
   cli.add_option("--port-file", port_file, "write the port listened on to this file once ready");
+  std::string trace_file;
+  std::size_t trace_size = 262144;
+  cli.add_option("--trace-file", trace_file,
+                 "record the engine's event trace (journal rotation, spare, zero-fill, pre-fault, unmap, fsync, "
+                 "partial send, resend; TSC stamps) and write it to this file at exit (docs/lab.md)");
+  cli.add_option("--trace-size", trace_size, "records the trace holds before it drops (with --trace-file)")
+      ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 26));
   cli.add_option("--begin-string", begin_string, "FIX.4.2, FIX.4.4, FIXT.1.1, ...");
   cli.add_option("--sender", sender, "our SenderCompID");
   cli.add_option("--target", target, "the client's CompID");
@@ -148,6 +157,9 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // On before the engine starts, so its journal thread's first events are in it.
+  if (!trace_file.empty()) (void)hft::core::trace::enable(trace_size);
+
   // Events are formatted and written by a writer thread: the engine thread only copies them.
   hft::engine::AsyncLoggerOptions log_options;
   log_options.level = level;
@@ -195,6 +207,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   (*engine)->run();
+  int status = 0;
+  if (!trace_file.empty()) {
+    // While the engine's threads still run: their names are read now.
+    hft::core::trace::disable();
+    if (auto written = hft::engine::write_trace_file(trace_file); !written) {
+      std::fprintf(stderr, "hft-venue: %s\n", written.error().message.c_str());
+      status = 1;
+    }
+  }
   const auto& c = venue.counters();
   if (!conformance) {
     std::fprintf(
@@ -205,5 +226,5 @@ int main(int argc, char** argv) {
         static_cast<unsigned long long>(c.send_failures), static_cast<unsigned long long>(c.possdup_orders),
         static_cast<unsigned long long>(c.duplicates), static_cast<unsigned long long>(c.dedup_full));
   }
-  return 0;
+  return status;
 }

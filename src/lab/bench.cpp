@@ -667,6 +667,17 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
       if (!sr) return sr.error();
       rec.series.push_back(std::move(*sr));
     }
+    // The events beside the series, and which of them overlap the primary
+    // series' long calls (docs/lab.md, "Event trace and attribution").
+    if (rec.result.events.traced) {
+      rec.events_file = "series/" + rec.id + ".events.csv";
+      if (auto e = write_events_csv(config.out_dir / rec.events_file, rec.result.events, tsc.hz()); !e) {
+        return e.error();
+      }
+      if (!rec.result.series.empty() && rec.result.series.front().unit == Unit::kTscTicks) {
+        rec.attribution = attribute_long_calls(rec.result.series.front(), rec.result.events.events);
+      }
+    }
     rec.result.series.clear();
     rec.result.series.shrink_to_fit();
     // Leave no empty scratch directory behind (lanes without a journal).
@@ -685,7 +696,9 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
         progress << "; floor brackets not measured";
       }
     }
-    progress << "\n" << std::flush;
+    progress << "\n";
+    if (rec.attribution) progress << label << ": " << attribution_line(*rec.attribution) << "\n";
+    progress << std::flush;
     rep.runs.push_back(std::move(rec));
   }
   std::filesystem::remove(config.out_dir / "runs", ec);  // only if empty
@@ -699,6 +712,10 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
   if (!manifest) return manifest.error();
 
   console << console_table(rep);
+  // Each traced run's long calls and the events overlapping them (report.html has the table).
+  for (const RunRecord& r : rep.runs) {
+    if (r.attribution) console << r.id << ": " << attribution_line(*r.attribution) << "\n";
+  }
   std::size_t failed = 0;
   std::size_t audit_failed = 0;
   for (const RunRecord& r : rep.runs) {

@@ -102,6 +102,7 @@ json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr
 
 namespace {
 
+using detail::attribution_json;
 using detail::bracket_check_json;
 using detail::number_or_null;
 using detail::stats_json;
@@ -175,6 +176,41 @@ json bracket_json(const Bracket& b, double tolerance) {
           {"check", bracket_check_json(check_bracket(b, tolerance))}};
 }
 
+json events_json(const RunRecord& r) {
+  const RunEvents& e = r.result.events;
+  if (!e.traced) return json(nullptr);
+  json counts = json::object();
+  for (const RunEvent& ev : e.events) {
+    const std::string key = event_key(ev);
+    counts[key] = counts.value(key, 0) + 1;
+  }
+  return {{"file", r.events_file}, {"count", e.events.size()}, {"dropped", e.dropped},
+          {"sources", e.sources}, {"by_kind", counts}};
+}
+
+}  // namespace
+
+json detail::attribution_json(const Attribution& a, const std::vector<RunEvent>& events) {
+  json calls = json::array();
+  for (const LongCall& c : a.calls) {
+    json kinds = json::array();
+    for (const std::size_t i : c.events) {
+      const std::string key = event_key(events[i]);
+      if (std::find(kinds.begin(), kinds.end(), key) == kinds.end()) kinds.push_back(key);
+    }
+    calls.push_back({{"index", c.index}, {"start", c.start}, {"duration", c.duration}, {"events", c.events},
+                     {"kinds", kinds}});
+  }
+  json by_kind = json::object();
+  for (const auto& [k, n] : a.calls_by_kind) by_kind[k] = n;
+  return {{"series", a.series},           {"threshold_ns", a.threshold_ns},
+          {"long_calls", a.calls.size()}, {"with_events", a.calls.size() - a.unattributed},
+          {"unattributed", a.unattributed}, {"calls_by_kind", by_kind},
+          {"calls", calls}};
+}
+
+namespace {
+
 json run_json(const RunRecord& r, double bracket_tolerance) {
   json j;
   j["order"] = r.order;
@@ -221,6 +257,8 @@ json run_json(const RunRecord& r, double bracket_tolerance) {
   for (const SeriesRecord& s : r.series) series.push_back(series_json(s));
   j["series"] = series;
   j["bracket"] = r.bracket ? bracket_json(*r.bracket, bracket_tolerance) : json(nullptr);
+  j["events"] = events_json(r);
+  j["attribution"] = r.attribution ? attribution_json(*r.attribution, r.result.events.events) : json(nullptr);
   return j;
 }
 
@@ -406,6 +444,44 @@ void percentile_svg(std::ostringstream& o, const std::vector<Curve>& curves, con
   o << "</svg>\n";
 }
 
+// Engine events worth a mark even when no long call overlaps them.
+bool always_marked(const RunEvent& e) {
+  return e.source != "os" && (e.kind == "rotate" || e.kind == "spare_missing" || e.kind == "inline_create" ||
+                              e.kind == "reconnect" || e.kind == "resend_served");
+}
+
+// Marks along the bottom of a long-call plot, in each run's colour: the
+// events overlapping a long call of the plotted series (a taller mark) and
+// every journal rotation, inline segment creation, reconnect and resend.
+void event_marks(std::ostringstream& o, const Frame& f, const std::vector<Curve>& curves, double tmax) {
+  constexpr std::size_t kMaxMarks = 2000;  // per run
+  for (std::size_t k = 0; k < curves.size(); ++k) {
+    const RunRecord& r = *curves[k].run;
+    if (!r.attribution || r.attribution->series != curves[k].series->name) continue;
+    const std::vector<RunEvent>& events = r.result.events.events;
+    std::vector<bool> overlaps(events.size(), false);
+    for (const LongCall& c : r.attribution->calls) {
+      for (const std::size_t i : c.events) overlaps[i] = true;
+    }
+    const double tps = curves[k].series->ticks_per_second;
+    std::size_t marks = 0;
+    for (std::size_t i = 0; i < events.size() && marks < kMaxMarks; ++i) {
+      const RunEvent& e = events[i];
+      if (!overlaps[i] && !always_marked(e)) continue;
+      const double t = static_cast<double>(e.begin) / tps;
+      if (t < 0 || t > tmax) continue;
+      ++marks;
+      const double x = f.px(t / tmax);
+      const double y0 = f.h - f.bottom;
+      o << "<line x1='" << fixed(x, 1) << "' x2='" << fixed(x, 1) << "' y1='" << y0 << "' y2='"
+        << y0 - (overlaps[i] ? 12 : 6) << "' stroke='" << kPalette[k % kPalette.size()] << "' stroke-width='1.5'><title>"
+        << esc(legend_label(r)) << ": " << esc(event_key(e)) << (e.thread.empty() ? "" : " (" + esc(e.thread) + ")")
+        << " at " << fixed(t, 6) << " s for " << esc(format_ns(static_cast<double>(e.end - e.begin) * 1e9 / tps))
+        << (overlaps[i] ? ", overlaps a long call" : "") << "</title></line>";
+    }
+  }
+}
+
 void long_calls_svg(std::ostringstream& o, const std::vector<Curve>& curves, const std::string& title) {
   Frame f;
   double lo = 1e300;
@@ -455,6 +531,7 @@ void long_calls_svg(std::ostringstream& o, const std::vector<Curve>& curves, con
         << " call " << p.index << ": " << esc(format_ns(p.value_ns)) << "</title></circle>";
     }
   }
+  if (!by_index) event_marks(o, f, curves, tmax);
   o << "</svg>\n";
 }
 
@@ -712,6 +789,51 @@ void runs_html(std::ostringstream& o, const Report& rep) {
   o << "</table>\n";
 }
 
+// Per run: the primary series' calls >= 100 us and the events overlapping
+// each (the first kMaxRows of them; report.json has every one).
+void attribution_html(std::ostringstream& o, const Report& rep) {
+  bool any = false;
+  for (const RunRecord& r : rep.runs) any = any || r.attribution.has_value();
+  if (!any) return;
+  constexpr std::size_t kMaxRows = 100;
+  o << "<h2>Long calls and the events overlapping them</h2>\n<p class='note'>Events: the engine's own trace in "
+       "the timed process (client) and in hft-venue (venue), and the timed thread's context switches and page "
+       "faults sampled after every call (os: the window since the previous sample). An event is listed with a "
+       "call when their intervals overlap; offsets are from the call's start (docs/lab.md, \"Event trace and "
+       "attribution\").</p>\n";
+  for (const RunRecord& r : rep.runs) {
+    if (!r.attribution) continue;
+    const Attribution& a = *r.attribution;
+    const std::vector<RunEvent>& events = r.result.events.events;
+    const SeriesRecord* s = series_named(r, a.series);
+    const double tps = s != nullptr ? s->ticks_per_second : rep.tsc_hz;
+    const auto ns = [&](std::int64_t ticks) { return static_cast<double>(ticks) * 1e9 / tps; };
+    o << "<h3 id='attribution-" << esc(r.id) << "'>" << esc(r.id) << "</h3>\n<p>" << esc(attribution_line(a))
+      << "; events: " << events.size() << " (<a href='" << esc(r.events_file) << "'>" << esc(r.events_file)
+      << "</a>), " << r.result.events.dropped << " dropped</p>\n";
+    if (a.calls.empty()) continue;
+    o << "<table><tr><th>call</th><th>start</th><th>duration</th><th>events (offset from the call's start, "
+         "duration)</th></tr>\n";
+    for (std::size_t c = 0; c < a.calls.size() && c < kMaxRows; ++c) {
+      const LongCall& call = a.calls[c];
+      std::string list;
+      for (const std::size_t i : call.events) {
+        const RunEvent& e = events[i];
+        list += (list.empty() ? "" : "; ") + event_key(e) + (e.thread.empty() ? "" : " [" + e.thread + "]") + " " +
+                (e.begin >= call.start ? "+" : "-") + format_ns(std::abs(ns(e.begin - call.start))) + ", " +
+                format_ns(ns(e.end - e.begin)) + (e.source == "os" ? " (" + std::to_string(e.a) + ")" : "");
+      }
+      o << "<tr" << (call.events.empty() ? " class='flag'" : "") << "><td>" << call.index << "</td><td>"
+        << fixed(ns(call.start) / 1e9, 6) << " s</td><td>" << esc(format_ns(ns(call.duration)))
+        << "</td><td class='detail'>" << esc(list.empty() ? std::string("no event") : list) << "</td></tr>\n";
+    }
+    o << "</table>\n";
+    if (a.calls.size() > kMaxRows) {
+      o << "<p class='note'>" << a.calls.size() - kMaxRows << " more in report.json (runs[].attribution).</p>\n";
+    }
+  }
+}
+
 void audit_row(std::ostringstream& o, const std::string& id, const std::string& what, const AuditResult& a,
                const std::string& error) {
   const bool bad = !error.empty() || a.status == AuditResult::Status::kFail;
@@ -804,6 +926,7 @@ std::string html_text(const Report& rep) {
   }
 
   runs_html(o, rep);
+  attribution_html(o, rep);
   audits_html(o, rep);
   o << "<p class='note'>Raw series of every run are in series/ as CSV and HFTRAW, with "
        "HdrHistogram interval logs (.hlog) beside them (see docs/lab.md); report.json has every statistic, "
@@ -813,6 +936,24 @@ std::string html_text(const Report& rep) {
 }
 
 }  // namespace
+
+std::string attribution_line(const Attribution& a) {
+  std::string out = a.series + ": " + std::to_string(a.calls.size()) + " calls >= " + format_ns(a.threshold_ns);
+  if (a.calls.empty()) return out;
+  out += ", " + std::to_string(a.calls.size() - a.unattributed) + " with events";
+  // The kinds by how many long calls they overlap, most first.
+  std::vector<std::pair<std::uint64_t, std::string>> kinds;
+  for (const auto& [k, n] : a.calls_by_kind) kinds.emplace_back(n, k);
+  std::stable_sort(kinds.begin(), kinds.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  if (!kinds.empty()) {
+    out += " (";
+    for (std::size_t k = 0; k < kinds.size(); ++k) {
+      out += (k ? ", " : "") + kinds[k].second + " " + std::to_string(kinds[k].first);
+    }
+    out += ")";
+  }
+  return out + ", " + std::to_string(a.unattributed) + " without";
+}
 
 std::string format_ns(double ns) {
   char buf[48];

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "hft/lab/events.hpp"
 #include "hft/lab/hlog.hpp"
 #include "hft/lab/manifest.hpp"
 #include "hft/lab/raw_series.hpp"
@@ -125,6 +126,47 @@ std::optional<Stats> check_series(const std::filesystem::path& dir, const json& 
   return first;
 }
 
+/// Re-reads a run's events file and its primary series and recomputes the
+/// attribution of its long calls (report.json runs[].attribution).
+void check_attribution(const std::filesystem::path& dir, const json& run, const std::string& where,
+                       VerifyResult& r) {
+  const json& a = run.at("attribution");
+  const json& ev = run.at("events");
+  if (ev.is_null()) {
+    r.problems.push_back(where + "an attribution without events");
+    return;
+  }
+  const std::string events_rel = ev.at("file").get<std::string>();
+  auto events = read_events_csv(dir / events_rel);
+  if (!events) {
+    r.problems.push_back(where + events.error().message);
+    return;
+  }
+  if (events->events.size() != ev.at("count").get<std::size_t>() ||
+      events->dropped != ev.at("dropped").get<std::uint64_t>()) {
+    r.problems.push_back(where + events_rel + ": " + std::to_string(events->events.size()) + " events, " +
+                         std::to_string(events->dropped) + " dropped; report.json says " + ev.at("count").dump() +
+                         ", " + ev.at("dropped").dump());
+  }
+  const std::string name = a.at("series").get<std::string>();
+  std::string series_rel;
+  for (const json& s : run.at("series")) {
+    if (s.at("name").get<std::string>() == name) series_rel = s.at("files").value("binary", std::string());
+  }
+  if (series_rel.empty()) {
+    r.problems.push_back(where + "the attributed series '" + name + "' has no raw file");
+    return;
+  }
+  auto series = read_binary(dir / series_rel);
+  if (!series) {
+    r.problems.push_back(where + series.error().message);
+    return;
+  }
+  ++r.attributions;
+  const Attribution again = attribute_long_calls(*series, events->events, a.at("threshold_ns").get<double>());
+  compare(detail::attribution_json(again, events->events), a, "", where, r);
+}
+
 /// One bracket of report.json (runs[].bracket.before or .after), its series
 /// re-read; `usable` is false when its series could not be read.
 BracketRun rebuild_bracket_run(const std::filesystem::path& dir, const json& b, const std::string& where,
@@ -205,6 +247,9 @@ void check_statistics(const std::filesystem::path& dir, VerifyResult& r) {
         }
         sr.analysis.stats = *stats;
         rec.series.push_back(std::move(sr));
+      }
+      if (run.contains("attribution") && !run.at("attribution").is_null()) {
+        check_attribution(dir, run, "run " + rec.id + ", attribution: ", r);
       }
       // Floor brackets: each series re-read, the verdict recomputed.
       if (run.contains("bracket") && !run.at("bracket").is_null()) {
@@ -297,6 +342,10 @@ std::string verify_text(const std::filesystem::path& dir, const VerifyResult& r)
   if (r.brackets > 0) {
     o += "brackets: " + with_commas(r.brackets) + " runs' floor brackets re-read with the series; drift and agreement "
          "recomputed\n";
+  }
+  if (r.attributions > 0) {
+    o += "attribution: " + with_commas(r.attributions) + " runs' long calls and overlapping events recomputed from "
+         "the raw series and the events files\n";
   }
   o += "summary: " + with_commas(r.summary_rows) + " rows recomputed (medians over runs, largest max, long-call totals, comparisons)\n";
   o += "hlog: " + with_commas(r.hlogs) + " interval logs decoded, " + with_commas(r.intervals) +

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "hft/core/trace.hpp"
 #include "text.hpp"
 
 namespace hft::session {
@@ -1276,7 +1277,9 @@ void Session::next_resend_request(const MessageView& msg) noexcept {
   // Messages the outgoing throttle holds have never been sent: they follow
   // as themselves, in sequence, not as PossDup resends (twice).
   if (hold_from_ != 0 && end >= hold_from_) end = hold_from_ - 1;
+  const std::uint64_t t_replay = core::trace::begin();
   start_replay(begin, end);
+  core::trace::end(core::TraceKind::kResendServed, t_replay, begin, end);
   if (!connected_) return;
 
   std::uint64_t seq = 0;
@@ -1529,6 +1532,7 @@ void Session::generate_resend_request(std::uint64_t begin, std::uint64_t gap_end
   }
   if (!finish_admin(b)) return;
   ++counters_.resend_requests_sent;
+  core::trace::emit_point(core::TraceKind::kResendRequested, begin, last);
   HFT_SESSION_LOG(LogLevel::kInfo, "Sent ResendRequest FROM: " << begin << " TO: " << last);
   resend_begin_ = begin;
   resend_end_ = last;

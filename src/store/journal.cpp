@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "hft/core/clock.hpp"
+#include "hft/core/trace.hpp"
 #include "hft/store/journal_service.hpp"
 #include "store/segment.hpp"
 
@@ -841,7 +842,10 @@ StoreStatus Journal::commit(std::uint64_t seq, std::int64_t timestamp_ns, std::s
   if (durability_ == Durability::kSync) [[unlikely]] {
     const std::size_t from = detail::page_floor(rec_off);
     sync_flushes_.add();
-    if (::msync(base_ + from, detail::page_ceil(pos_) - from, MS_SYNC) != 0) {
+    const std::uint64_t t_sync = core::trace::begin();
+    const int rc = ::msync(base_ + from, detail::page_ceil(pos_) - from, MS_SYNC);
+    core::trace::end(core::TraceKind::kFsync, t_sync, active_->number, detail::page_ceil(pos_) - from);
+    if (rc != 0) {
       last_errno_.store(errno, std::memory_order_relaxed);
       // Not durable is not recorded: the caller is told the message was not
       // stored, so it must not be found by replay or recovery either.
@@ -1033,8 +1037,10 @@ bool Journal::create_first(std::size_t need) noexcept {
   // pre-faults the rest (prefaulted stays false).
   if (config_.preallocate) {
     const std::size_t head = std::min(kFirstPrefault, seg->size / 2);
+    const std::uint64_t t_fault = core::trace::begin();
     detail::prefault_pages(seg->base, 0, head);
     detail::prefault_pages(seg->base, seg->size - head, seg->size);
+    core::trace::end(core::TraceKind::kPrefault, t_fault, seg->number, 2 * head);
     if (seg->size <= 2 * kFirstPrefault) seg->prefaulted.store(true, std::memory_order_release);
   }
   const bool epoch_start = pending_epoch_start_;
@@ -1046,7 +1052,10 @@ bool Journal::create_first(std::size_t need) noexcept {
 
 bool Journal::create_on_writer(Segment* segment, std::size_t size) noexcept {
   const std::uint64_t number = next_number_.fetch_add(1, std::memory_order_relaxed);
-  if (const int err = create_segment(segment, number, size); err != 0) {
+  const std::uint64_t t_create = core::trace::begin();
+  const int err = create_segment(segment, number, size);
+  core::trace::end(core::TraceKind::kInlineCreate, t_create, number, size);
+  if (err != 0) {
     release_pool(segment);
     return_number(number);
     fail(detail::is_space_errno(err) ? StoreStatus::kNoSpace : StoreStatus::kIoError, err);
@@ -1056,6 +1065,7 @@ bool Journal::create_on_writer(Segment* segment, std::size_t size) noexcept {
 }
 
 bool Journal::rotate(bool epoch_start, std::size_t need) noexcept {
+  const std::uint64_t t_rotate = core::trace::begin();
   if (active_ == nullptr) {
     // The deferred first segment (defer_first_segment); a reset() before
     // it only moved the epoch it will start.
@@ -1076,6 +1086,7 @@ bool Journal::rotate(bool epoch_start, std::size_t need) noexcept {
   }
   if (next == nullptr) {
     spare_misses_.add();
+    core::trace::emit_point(core::TraceKind::kSpareMissing, active_->number);
     if (config_.spare_miss == SpareMissPolicy::kFail) {
       fail(StoreStatus::kNoSpare, 0);
       return false;
@@ -1102,6 +1113,7 @@ bool Journal::rotate(bool epoch_start, std::size_t need) noexcept {
   hand_over(old);
   rotations_.add();
   rotated_.store(true, std::memory_order_relaxed);
+  core::trace::end(core::TraceKind::kRotate, t_rotate, next->number, next->size);
   return true;
 }
 
@@ -1338,6 +1350,7 @@ void Journal::flush_finished(Segment* s) noexcept {
   if (s == flush_segment_) flush_segment_ = nullptr;
   if (s == rewarm_segment_) rewarm_segment_ = nullptr;
   const std::int64_t t0 = core::monotonic_ns();
+  const std::uint64_t t_trace = core::trace::begin();
   bool flushed = false;
   int rc = 0;
   switch (durability_) {
@@ -1364,6 +1377,7 @@ void Journal::flush_finished(Segment* s) noexcept {
     }
   }
   if (flushed) {
+    core::trace::end(core::TraceKind::kFsync, t_trace, s->number, s->size);
     flushes_.add();
     max_flush_ns_.max(static_cast<std::uint64_t>(core::monotonic_ns() - t0));
     if (rc != 0) {
@@ -1380,7 +1394,9 @@ int Journal::service_retire(std::int64_t now) noexcept {
     // core for 3-15 ms. (Pieces of 1 MiB within a 100 us slice made no
     // difference in the rtt lane: a 4 MiB munmap takes ~0.2 ms there.)
     const std::size_t to = std::min(u->size, unmapped_ + kUnmapChunk);
+    const std::uint64_t t_unmap = core::trace::begin();
     ::munmap(u->base + unmapped_, to - unmapped_);
+    core::trace::end(core::TraceKind::kUnmap, t_unmap, u->number, to - unmapped_);
     unmapped_ = to;
     if (to == u->size) {
       u->base = nullptr;  // all unmapped: close_segment only closes the file
@@ -1441,7 +1457,11 @@ int Journal::service_spare(std::int64_t now) noexcept {
     return 0;
   }
   const std::uint64_t number = next_number_.fetch_add(1, std::memory_order_relaxed);
-  if (const int err = create_segment(s, number, next_size_.load(std::memory_order_relaxed)); err != 0) {
+  const std::size_t spare_size = next_size_.load(std::memory_order_relaxed);
+  const std::uint64_t t_create = core::trace::begin();
+  const int create_err = create_segment(s, number, spare_size);
+  core::trace::end(core::TraceKind::kSegmentCreate, t_create, number, spare_size);
+  if (const int err = create_err; err != 0) {
     release_pool(s);
     return_number(number);
     spare_failed(err, now);
@@ -1477,6 +1497,8 @@ int Journal::service_fill(std::int64_t now) noexcept {
     // header), in page-aligned pieces, while the slice lasts.
     const std::size_t chunk_end = std::min(fill_next_ - fill_next_ % kFillChunk + kFillChunk, s->size);
     const std::int64_t t0 = core::monotonic_ns();
+    const std::uint64_t t_fill = core::trace::begin();
+    const std::size_t fill_from = fill_next_;
     do {
       const std::size_t n = std::min(kFillPiece - fill_next_ % kFillPiece, chunk_end - fill_next_);
       const ssize_t w = ::pwrite(s->fd, kZeros, n, static_cast<off_t>(fill_next_));
@@ -1493,6 +1515,7 @@ int Journal::service_fill(std::int64_t now) noexcept {
       spare_failed(err, now);
       return 1;
     } while (fill_next_ < chunk_end && core::monotonic_ns() - t0 < kFillSliceNs);
+    core::trace::end(core::TraceKind::kZeroFill, t_fill, s->number, fill_next_ - fill_from);
     return 1;
   }
   filling_ = nullptr;
@@ -1502,8 +1525,11 @@ int Journal::service_fill(std::int64_t now) noexcept {
   // over, so a writer that needs it early gets it at once while the rest is
   // pre-faulted in chunks (safe next to the writer's stores).
   const std::size_t head = std::min(kFirstPrefault, s->size / 2);
+  const std::uint64_t t_fault = core::trace::begin();
   detail::prefault_pages(s->base, 0, head);
   detail::prefault_pages(s->base, s->size - head, s->size);
+  core::trace::end(core::TraceKind::kPrefault, t_fault, s->number, 2 * head);
+  core::trace::emit_point(core::TraceKind::kSpareReady, s->number, s->size);
   spare_.store(s, std::memory_order_release);
   spare_state_.store(kSpareReady, std::memory_order_release);
   spare_errno_.store(0, std::memory_order_relaxed);
@@ -1542,7 +1568,9 @@ int Journal::service_prefault() noexcept {
     return 0;
   }
   const std::size_t to = std::min(s->size, *next + (s->zero_filled ? kPrefaultFilledChunk : kPrefaultChunk));
+  const std::uint64_t t_fault = core::trace::begin();
   detail::prefault_pages(s->base, *next, to);
+  core::trace::end(core::TraceKind::kPrefault, t_fault, s->number, to - *next);
   *next = to;
   if (to >= s->size) {
     s->prefaulted.store(true, std::memory_order_release);
@@ -1582,7 +1610,9 @@ int Journal::service_flush(std::int64_t now) noexcept {
   if (target > synced_end_) {
     const std::size_t from = detail::page_floor(synced_end_);
     const std::int64_t t0 = core::monotonic_ns();
+    const std::uint64_t t_sync = core::trace::begin();
     const int rc = ::msync(s->base + from, detail::page_ceil(target) - from, MS_SYNC);
+    core::trace::end(core::TraceKind::kFsync, t_sync, s->number, detail::page_ceil(target) - from);
     flushes_.add();
     max_flush_ns_.max(static_cast<std::uint64_t>(core::monotonic_ns() - t0));
     if (rc != 0) {

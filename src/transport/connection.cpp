@@ -17,6 +17,7 @@
 #include <cstdio>
 
 #include "hft/core/clock.hpp"
+#include "hft/core/trace.hpp"
 #include "hft/transport/handler.hpp"
 #include "hft/transport/reactor.hpp"
 #include "hft/transport/tls.hpp"
@@ -430,6 +431,12 @@ SendResult Connection::send(std::span<const char> data) noexcept {
     bytes_sent_ += written;
     result.sent = static_cast<std::uint32_t>(written);
     if (written == data.size()) return result;
+    // The rest is queued: the trace says whether the kernel took some.
+    if (written != 0) {
+      core::trace::emit_point(core::TraceKind::kPartialSend, written, data.size());
+    } else {
+      core::trace::emit_point(core::TraceKind::kSendBlocked, data.size());
+    }
   }
 
   // Queue the remainder, compacting the outbound buffer if the tail is short.

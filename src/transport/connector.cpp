@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "hft/core/trace.hpp"
 #include "hft/transport/handler.hpp"
 #include "hft/transport/reactor.hpp"
 
@@ -77,6 +78,7 @@ int Connector::service(std::int64_t now_ns) noexcept {
 void Connector::start_attempt(std::int64_t now_ns) noexcept {
   ++attempts_;
   ++reactor_->stats_.connect_attempts;
+  core::trace::emit_point(core::TraceKind::kReconnect, attempts_);
   const SocketAddress& address = addresses_[index_];
   const int fd = ::socket(address.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {

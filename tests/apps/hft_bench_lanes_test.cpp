@@ -8,6 +8,8 @@
 #include <string>
 
 #include "apps/hft_bench_run.hpp"
+#include "hft/lab/events.hpp"
+#include "hft/lab/manifest.hpp"
 
 namespace {
 
@@ -75,7 +77,9 @@ TEST_F(HftBenchLanes, every_lane_runs_and_every_journal_audit_passes) {
     const fs::path raw = dir_ / "lab" / primary["files"]["binary"].get<std::string>();
     EXPECT_TRUE(fs::exists(raw) && fs::file_size(raw) > 64 + calls * 8) << raw;
 
-    if (lane != "tx" && lane != "rtt") EXPECT_TRUE(run["bracket"].is_null()) << id;
+    if (lane != "tx" && lane != "rtt") {
+      EXPECT_TRUE(run["bracket"].is_null()) << id;
+    }
     if (lane == "tx" || lane == "rtt") {
       const std::string engine = run["engine"];
       if (lane == "tx") tx_engines.insert(engine);
@@ -364,11 +368,13 @@ TEST_F(HftBenchLanes, journal_rotations_inside_the_window_are_audited_per_arm) {
   }
 }
 
-TEST_F(HftBenchLanes, prealloc_off_runs_both_ends_without_journal_preallocation) {
+TEST_F(HftBenchLanes, prealloc_off_runs_both_ends_and_its_long_calls_are_lined_up_with_the_events) {
   // LAB.md rule 9: --prealloc off runs, the client's and the venue's
   // journals with JournalPrealloc=N (rotations create segments inline, the
   // writers fault in their own pages: tests/store/growth_test.cpp), 1 MiB
   // segments rotating in the window, and every order is in the journals.
+  // Each of those shows in the run's events, in the tx series' clock: the
+  // rotations at both ends (client and venue) and the timed thread's faults.
   const Outcome o = run("--lanes tx --variants unpaced --engines libhft --calls 5000 --warmup 100 --runs 1"
                         " --segment-size 1MiB --prealloc off");
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
@@ -380,6 +386,74 @@ TEST_F(HftBenchLanes, prealloc_off_runs_both_ends_without_journal_preallocation)
   EXPECT_EQ(r["config"]["journal"]["prealloc"], false);
   const std::string detail = r["audit"]["detail"];
   EXPECT_NE(detail.find("35=D count 5100 == expected"), std::string::npos) << detail;
+
+  const json& ev = r["events"];
+  ASSERT_TRUE(ev.is_object()) << r.dump(1);
+  const json& kinds = ev["by_kind"];
+  for (const char* k : {"client:rotate", "client:inline_create", "venue:rotate", "os:minor_faults"}) {
+    EXPECT_TRUE(kinds.contains(k)) << k << " in " << kinds.dump();
+  }
+  const fs::path events_path = dir_ / "lab" / ev["file"].get<std::string>();
+  auto events = hft::lab::read_events_csv(events_path);
+  ASSERT_TRUE(events) << events.error().message;
+  ASSERT_EQ(events->events.size(), ev["count"].get<std::size_t>());
+  // Every event is after the measured phase began (the window's clock), and
+  // the client's rotations ran on the timed thread.
+  const std::int64_t wall_ticks = static_cast<std::int64_t>(r["wall_seconds"].get<double>() * report["conditions"]["clocks"]["tsc_hz"].get<double>());
+  std::size_t client_rotations = 0;
+  for (const hft::lab::RunEvent& e : events->events) {
+    EXPECT_GE(e.end, 0) << e.kind;
+    if (e.source == "client" && e.kind == "rotate") {
+      ++client_rotations;
+      EXPECT_EQ(e.thread, "tx-client");
+      EXPECT_LE(e.begin, wall_ticks);
+    }
+  }
+  EXPECT_GE(client_rotations, 1u);
+  const json& a = r["attribution"];
+  ASSERT_TRUE(a.is_object());
+  EXPECT_EQ(a["series"], "tx");
+  const json* tx = series_named(r, "tx");
+  ASSERT_NE(tx, nullptr);
+  EXPECT_EQ(a["long_calls"], (*tx)["stats"]["long_calls"][">=100us"]["count"]) << "every call >= 100 us is listed";
+  EXPECT_EQ(a["long_calls"].get<std::uint64_t>(), a["with_events"].get<std::uint64_t>() + a["unattributed"].get<std::uint64_t>());
+  for (const json& c : a["calls"]) {
+    for (const json& i : c["events"]) EXPECT_LT(i.get<std::size_t>(), events->events.size());
+  }
+  EXPECT_NE(o.out.find("tx: " + std::to_string(a["long_calls"].get<std::uint64_t>()) + " calls >= 100"),
+            std::string::npos)
+      << "the console gives the attribution: " << o.out;
+  const auto verify = [&] {
+    Outcome v;
+    const fs::path out = dir_ / "verify.txt";
+    const std::string cmd = std::string(HFT_BENCH_EXE) + " verify " + (dir_ / "lab").string() + " >" +
+                            out.string() + " 2>&1";
+    const int status = std::system(cmd.c_str());
+    v.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream in(out);
+    v.out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    return v;
+  };
+
+  // verify recomputes the attribution; an event taken out of the file (the
+  // manifest rewritten to hide it) is found.
+  const Outcome ok = verify();
+  ASSERT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("attribution: 1 runs'"), std::string::npos) << ok.out;
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(events_path);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  lines.pop_back();
+  {
+    std::ofstream out(events_path, std::ios::trunc);
+    for (const std::string& line : lines) out << line << "\n";
+  }
+  ASSERT_TRUE(hft::lab::write_manifest(dir_ / "lab"));
+  const Outcome bad = verify();
+  EXPECT_NE(bad.exit_code, 0) << bad.out;
+  EXPECT_NE(bad.out.find(ev["file"].get<std::string>()), std::string::npos) << bad.out;
 }
 
 // Only in a build without the llfix adapter (with it, hft_bench_llfix_test

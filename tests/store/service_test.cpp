@@ -17,21 +17,10 @@ namespace {
 
 using test::Collected;
 using test::message_for;
+using test::wait_for;
 using test::TempDir;
 
 constexpr std::size_t kSeg = 64 * 1024;
-
-/// Polls `cond` (an atomic read) until true or 10 s: a bounded wait on a
-/// state change of another thread, not a sleep standing in for sync.
-template <typename F>
-bool wait_for(F cond) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
 
 TEST(Service, prepares_spares_so_rotations_never_create_a_segment_inline) {
   TempDir dir;

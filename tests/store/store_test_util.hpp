@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hft/store/journal.hpp"
@@ -28,6 +30,18 @@ inline JournalConfig small_config(const std::string& dir, std::size_t segment_si
   c.durability = Durability::kNone;
   c.rewarm_window = 0;
   return c;
+}
+
+/// Polls `cond` (an atomic read) until true or 10 s: a bounded wait on a
+/// state change of another thread, not a sleep standing in for sync.
+template <typename F>
+bool wait_for(F cond) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
 }
 
 /// A deterministic FIX-looking message for `seq` of roughly `size` bytes.

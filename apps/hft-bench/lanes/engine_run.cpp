@@ -1,10 +1,13 @@
 #include "engine_run.hpp"
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <thread>
 
 #include "hft/core/cpu.hpp"
+#include "hft/core/trace.hpp"
+#include "hft/engine/trace_file.hpp"
 #include "hft/lab/tls_credentials.hpp"
 
 namespace hft::lab::lanes {
@@ -15,6 +18,26 @@ std::string mib(std::uint64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.0f MiB", static_cast<double>(bytes) / (1 << 20));
   return text;
+}
+
+// Records the client process's event trace holds: libhft's engine, journal
+// and transport in this process (QuickFIX and llfix emit none). On for the
+// life of the process once a run needs it; each run drains it first.
+constexpr std::size_t kClientTraceRecords = std::size_t{1} << 18;
+// Windows with a counter change the OS sampler keeps, at most.
+constexpr std::uint64_t kMaxOsWindows = std::uint64_t{1} << 22;
+
+// `record` as an event of `source`, its stamps made offsets from `origin`.
+RunEvent as_event(const core::TraceRecord& record, std::string thread, const char* source, std::uint64_t origin) {
+  RunEvent e;
+  e.source = source;
+  e.kind = std::string(core::to_string(record.kind));
+  e.thread = std::move(thread);
+  e.begin = static_cast<std::int64_t>(record.begin - origin);
+  e.end = static_cast<std::int64_t>(record.end - origin);
+  e.a = record.a;
+  e.b = record.b;
+  return e;
 }
 
 // Everything after the adapter connected, on the client thread.
@@ -76,6 +99,7 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
       const bool sleeps = idle != config.extra.end() && idle->second == "sleep";
       spec.busy_poll = !sleeps;
       spec.sink = sink;
+      spec.trace_file = (config.run_dir / "venue.trace").string();
       if (tls) {
         // The run's own CA, venue and client certificates, made now (not timed).
         const std::string dir = (config.run_dir / "tls").string();
@@ -131,8 +155,41 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
 
     EngineRun run{config, context, *adapter, result, context.tsc->hz()};
     run.sink = sink;
+    // The event trace (docs/lab.md, "Event trace and attribution"): the
+    // client process's own, emptied now, and the timed thread's counters.
+    std::optional<ThreadCounterSampler> os;
+    if (const auto it = config.extra.find("os-counters"); it == config.extra.end() || it->second != "off") {
+      os.emplace(static_cast<std::size_t>(std::min<std::uint64_t>(config.calls, kMaxOsWindows)));
+      run.os = &*os;
+    }
+    (void)core::trace::enable(kClientTraceRecords);
+    std::vector<core::TraceRecord> client_trace;
+    (void)core::trace::drain(client_trace);
+    client_trace.clear();
+    const std::uint64_t client_dropped_before = core::trace::dropped();
     if (context.progress_total != nullptr) context.progress_total->store(config.warmup + config.calls);
     Expected<void> driven = drive(run, loop);
+    // Drained while the adapter's threads still run: their names are read now.
+    (void)core::trace::drain(client_trace);
+    RunEvents& events = result.events;
+    events.traced = run.time_origin != 0;
+    events.dropped = core::trace::dropped() - client_dropped_before;
+    events.sources.emplace_back("client engine (libhft's trace in this process; none from other engines)");
+    {
+      std::map<std::uint32_t, std::string> names;
+      for (const core::TraceRecord& r : client_trace) {
+        if (r.end < run.time_origin) continue;
+        auto [it, added] = names.try_emplace(r.tid);
+        if (added) it->second = engine::thread_name(r.tid);
+        events.events.push_back(as_event(r, it->second, "client", run.time_origin));
+      }
+    }
+    if (os) {
+      events.sources.emplace_back("os counters of the timed thread (getrusage after each call)");
+      auto sampled = os->events(run.time_origin, config.lane + "-client");
+      events.events.insert(events.events.end(), sampled.begin(), sampled.end());
+      events.dropped += os->dropped();
+    }
     place.cpu_at_end = core::current_cpu();
     for (ThreadPlacement& t : result.threads) {
       if (venue && t.role == "venue") t.cpu_at_end = venue->engine_cpu();
@@ -155,12 +212,27 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
         venue_counters = *stopped;
         result.notes.emplace_back("venue at exit", venue_counters);
       }
+      if (events.traced) {
+        // Written by the venue as it stopped.
+        auto trace = engine::read_trace_file((config.run_dir / "venue.trace").string());
+        if (!trace) {
+          result.notes.emplace_back("venue trace", "not read: " + trace.error().message);
+        } else {
+          events.sources.emplace_back("venue engine (hft-venue --trace-file)");
+          events.dropped += trace->dropped;
+          for (const engine::TraceFileRecord& r : trace->records) {
+            if (r.record.end < run.time_origin) continue;
+            events.events.push_back(as_event(r.record, r.thread, "venue", run.time_origin));
+          }
+        }
+      }
       if (tls) {
         // After the stop, the venue's log is complete: its "TLS <protocol> <cipher> with <peer>" line.
         const std::string line = venue->log_line_from("TLS TLSv");
         result.notes.emplace_back("tls", line.empty() ? std::string("venue log names no TLS connection") : line.substr(4));
       }
     }
+    sort_events(events.events);
     if (!driven) {
       error = Error{driven.error().message + (venue ? " (venue log: " + venue->log_tail(300) + ")" : "")};
       return;
@@ -196,7 +268,7 @@ Lane make_engine_lane(std::string name, std::string summary,
   for (const auto& entry : loops) lane.variants.push_back(entry.first);
   lane.default_variants = lane.variants;
   lane.preflight = engine_lane_preflight;
-  lane.controls = {"venue-idle"};
+  lane.controls = {"venue-idle", "os-counters"};
   lane.run = [name = lane.name, loops = std::move(loops)](const LaneConfig& cfg,
                                                          RunContext& ctx) -> Expected<RunResult> {
     for (const auto& [variant, loop] : loops) {

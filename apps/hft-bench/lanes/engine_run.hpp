@@ -15,6 +15,7 @@
 #include "hft/core/expected.hpp"
 #include "hft/lab/engine_adapter.hpp"
 #include "hft/lab/lane.hpp"
+#include "hft/lab/thread_counters.hpp"
 #include "lane_support.hpp"
 
 namespace hft::lab::lanes {
@@ -32,6 +33,23 @@ struct EngineRun {
   /// The venue is a sink (variants "...-sink"): it answers nothing, so there
   /// is no report to wait for and no flow control by reports.
   bool sink = false;
+  /// TSC of time 0 of the loop's series (the start of its measured phase):
+  /// the loop sets it, the frame makes the events' stamps offsets from it.
+  std::uint64_t time_origin = 0;
+  /// The timed thread's OS counters (--os-counters on), or nullptr: the
+  /// loop calls sample() after each measured call, outside its timed region.
+  ThreadCounterSampler* os = nullptr;
+
+  /// Starts the measured phase at TSC `now`: the series' time origin and
+  /// the OS counters' baseline.
+  void start_measuring(std::uint64_t now) noexcept {
+    time_origin = now;
+    if (os != nullptr) os->start(now);
+  }
+  /// After a measured call that ended at TSC `now` (outside its timed region).
+  void after_call(std::uint64_t now) noexcept {
+    if (os != nullptr) os->sample(now);
+  }
 
   /// Polls once and adds to `reports`; returns what the adapter returned.
   std::uint32_t poll(std::uint64_t& first_index) noexcept {

@@ -201,6 +201,10 @@ Expected<std::unique_ptr<VenueProcess>> VenueProcess::start(const VenueSpec& spe
     args.push_back("--core");
     args.push_back(std::to_string(spec.core));
   }
+  if (!spec.trace_file.empty()) {
+    args.push_back("--trace-file");
+    args.push_back(spec.trace_file);
+  }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -116,6 +116,9 @@ struct VenueSpec {
   /// credentials (hft/lab/tls_credentials.hpp) and requires a client
   /// certificate signed by its CA.
   std::string tls_dir;
+  /// Non-empty: hft-venue --trace-file (its engine's event trace, written
+  /// when it stops; hft/engine/trace_file.hpp).
+  std::string trace_file;
   int core = -1;
   std::string socket_receive_buffer;  ///< SocketReceiveBufferSize value, empty: default
   /// With busy_poll false: PollMode=epoll with EpollTimeoutMs=0 and

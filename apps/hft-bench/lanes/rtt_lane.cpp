@@ -48,11 +48,15 @@ Expected<void> rtt_closed(EngineRun& run) {
   std::uint64_t t_start = tsc_now();
   std::uint64_t t_end = t_start;
   for (std::uint64_t k = 0; k < total; ++k) {
-    if (k == cfg.warmup) t_start = tsc_now();
+    if (k == cfg.warmup) {
+      t_start = tsc_now();
+      run.start_measuring(t_start);
+    }
     const std::uint64_t t0 = tsc_now();
     auto t1 = round_trip(run, k, limit);
     if (!t1) return t1.error();
     rec.record(static_cast<std::int64_t>(*t1 - t0), static_cast<std::int64_t>(t0 - t_start));
+    if (k >= cfg.warmup) run.after_call(*t1);
     t_end = *t1;
     if ((k & 1023U) == 0) run.context.report_progress(k);
   }
@@ -86,6 +90,9 @@ Expected<void> rtt_paced(EngineRun& run) {
   std::uint64_t spins = 0;
   std::uint64_t last_progress = tsc_now();
   pacer.start(static_cast<std::int64_t>(last_progress));
+  // The OS counters are sampled after each send (the paced loop's calls
+  // overlap: a window is the time since the previous send).
+  run.start_measuring(last_progress);
   while (!pacer.done()) {
     const auto now = static_cast<std::int64_t>(tsc_now());
     if (pacer.due(now)) {
@@ -93,6 +100,7 @@ Expected<void> rtt_paced(EngineRun& run) {
       const std::uint64_t i = pacer.issue(t_issue);
       if (!run.adapter.send_new_order(base + i)) return Error{"send_new_order failed at call " + std::to_string(base + i)};
       ++run.orders;
+      run.after_call(tsc_now());
       continue;
     }
     const std::uint32_t n = run.poll(first);

@@ -171,7 +171,10 @@ Expected<void> tx_unpaced(EngineRun& run) {
   std::uint64_t waits = 0;
   for (std::uint64_t k = 0; k < total; ++k) {
     if (!wait_for_room(run, waits)) return Error{"the venue answered nothing for 10 s"};
-    if (k == cfg.warmup) t_start = tsc_now();
+    if (k == cfg.warmup) {
+      t_start = tsc_now();
+      run.start_measuring(t_start);
+    }
     split.before();
     const std::uint64_t t0 = tsc_now();
     const bool ok = run.adapter.send_new_order(k);
@@ -180,6 +183,7 @@ Expected<void> tx_unpaced(EngineRun& run) {
     ++run.orders;
     rec.record(static_cast<std::int64_t>(t1 - t0), static_cast<std::int64_t>(t0 - t_start));
     split.after(static_cast<std::int64_t>(t1 - t0), static_cast<std::int64_t>(t0 - t_start));
+    if (k >= cfg.warmup) run.after_call(t1);
     t_end = t1;
     (void)run.poll(first);
     if ((k & 1023U) == 0) run.context.report_progress(k);
@@ -215,6 +219,7 @@ Expected<void> tx_paced(EngineRun& run) {
   CallSplit split(run, cfg.calls, 0);
   const std::uint64_t base = cfg.warmup;
   pacer.start(static_cast<std::int64_t>(tsc_now()));
+  run.start_measuring(static_cast<std::uint64_t>(pacer.start_time()));
   while (pacer.next() < pacer.calls()) {
     const auto now = static_cast<std::int64_t>(tsc_now());
     if (!pacer.due(now)) {
@@ -233,6 +238,7 @@ Expected<void> tx_paced(EngineRun& run) {
     ++run.orders;
     pacer.complete(i, t_done);
     split.after(t_done - t_issue, t_issue - pacer.start_time());
+    run.after_call(static_cast<std::uint64_t>(t_done));
     if ((i & 1023U) == 0) run.context.report_progress(base + i);
   }
   pacer.finish();
@@ -349,6 +355,9 @@ Expected<void> tx_paced_ring(EngineRun& run) {
   Recorder producer_rec("producer", cfg.calls, 0, Unit::kTscTicks, run.hz, /*with_time=*/true);
   Recorder handover_rec("handover", cfg.calls, 0, Unit::kTscTicks, run.hz, /*with_time=*/true);
   const std::int64_t t0 = pacer.start_time();
+  // The series' origin; the OS counters are not sampled here (the engine
+  // thread's loop has no call boundary of its own).
+  run.time_origin = static_cast<std::uint64_t>(t0);
   for (std::uint64_t k = cfg.warmup; k < total; ++k) {
     pacer.complete(k - cfg.warmup, sent_at[k]);
     producer_rec.record(queued[k] - issued[k], issued[k] - t0);

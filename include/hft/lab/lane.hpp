@@ -36,6 +36,7 @@
 
 #include "hft/core/clock.hpp"
 #include "hft/core/expected.hpp"
+#include "hft/lab/events.hpp"
 #include "hft/lab/series.hpp"
 
 namespace hft::lab {
@@ -115,6 +116,9 @@ struct RunResult {
   AuditResult audit;
   /// Lane-specific facts for the report (socket buffer sizes, journal files).
   std::vector<std::pair<std::string, std::string>> notes;
+  /// Events in the clock of the series (offsets from their time origin),
+  /// for the attribution of the primary series' long calls (events.hpp).
+  RunEvents events;
 };
 
 class Pacer;

@@ -101,6 +101,12 @@ struct RunRecord {
   double elapsed_s = 0;
   std::string error;            ///< non-empty if the run failed (no series then)
   std::optional<Bracket> bracket;  ///< floor brackets (engine lanes with --bracket-calls > 0)
+  /// The run's events (result.events) as written, relative to the output
+  /// directory ("" when the run was not traced).
+  std::string events_file;
+  /// The primary series' calls >= 100 us and the events overlapping each
+  /// (events.hpp); empty when the run was not traced.
+  std::optional<Attribution> attribution;
 };
 
 /// An experiment arm as given on the command line.
@@ -213,5 +219,9 @@ struct AxisTick {
 
 /// Formats nanoseconds for people: "812 ns", "12.3 us", "4.56 ms".
 [[nodiscard]] std::string format_ns(double ns);
+
+/// One line on a run's long calls: "tx: 12 calls >= 100 us, 9 with events
+/// (venue:rotate 4, os:involuntary_switches 5), 3 without".
+[[nodiscard]] std::string attribution_line(const Attribution& a);
 
 }  // namespace hft::lab

@@ -41,6 +41,7 @@ struct VerifyResult {
   std::size_t summary_rows = 0;   ///< summary rows recomputed
   std::size_t hlogs = 0;          ///< .hlog files decoded and compared
   std::size_t intervals = 0;      ///< their intervals
+  std::size_t attributions = 0;   ///< runs whose long-call attribution was recomputed from series and events
   std::size_t manifest_problems = 0;
   std::vector<std::string> problems;  ///< one line each; empty: verified
   [[nodiscard]] bool ok() const noexcept { return problems.empty(); }

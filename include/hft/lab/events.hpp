@@ -1,0 +1,92 @@
+// Events lined up with a run's calls, and the attribution of long calls
+// (docs/lab.md, "Event trace and attribution").
+//
+// A run may carry events in the clock of its series (TSC ticks, offsets
+// from the series' time origin): the engine's own (source "client": the
+// timed process; "venue": hft-venue; kinds of hft/core/trace.hpp such as
+// "rotate", "prefault", "unmap", "partial_send") and the operating
+// system's, sampled from the timed thread's own counters after every call
+// (source "os": "involuntary_switches", "voluntary_switches",
+// "minor_faults", "major_faults", each an interval: the window since the
+// previous sample, `a` the count in it). attribute_long_calls() then lists,
+// for each call at or above a threshold, the events that overlap it.
+//
+// The events of a run are kept as "series/<run id>.events.csv":
+//
+//   # hft-lab events, csv v1
+//   # unit=tsc_ticks
+//   # ticks_per_second=2399987654
+//   # dropped=0
+//   source,kind,thread,begin,end,a,b
+//   venue,rotate,hft-journal,1830047112,1830047190,3,67108864
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hft/core/expected.hpp"
+#include "hft/lab/series.hpp"
+
+namespace hft::lab {
+
+/// One event, in the clock of the run's series.
+struct RunEvent {
+  std::string source;      ///< "client", "venue" or "os"
+  std::string kind;        ///< see the file comment
+  std::string thread;      ///< name of the thread it happened on ("" unknown)
+  std::int64_t begin = 0;  ///< offset from the series' time origin (ticks; negative: before it)
+  std::int64_t end = 0;    ///< >= begin (== begin: a point event)
+  std::uint64_t a = 0;     ///< per kind (hft/core/trace.hpp; os: the count)
+  std::uint64_t b = 0;
+};
+
+/// The events of one run, as a lane returns them.
+struct RunEvents {
+  bool traced = false;               ///< false: the run had no event trace (nothing below means anything)
+  std::vector<RunEvent> events;      ///< sorted by begin
+  std::uint64_t dropped = 0;         ///< records or samples lost (a ring or buffer was full)
+  std::vector<std::string> sources;  ///< what was traced, e.g. "client engine", "venue engine", "os counters"
+};
+
+/// Sorts by (begin, end, source, kind).
+void sort_events(std::vector<RunEvent>& events);
+
+/// A call at or above the threshold and the events overlapping it.
+struct LongCall {
+  std::size_t index = 0;            ///< sample index in the series
+  std::int64_t start = 0;           ///< series time (ticks from the origin)
+  std::int64_t duration = 0;        ///< the sample (ticks)
+  std::vector<std::size_t> events;  ///< indices into the events, by begin
+};
+
+/// The attribution of one series' long calls.
+struct Attribution {
+  std::string series;  ///< the series' name
+  double threshold_ns = 100'000;
+  std::vector<LongCall> calls;     ///< every call >= threshold, in call order
+  std::uint64_t unattributed = 0;  ///< calls with no overlapping event
+  /// "source:kind" -> how many long calls it overlaps.
+  std::map<std::string, std::uint64_t> calls_by_kind;
+};
+
+/// Lists every call of `series` whose value is >= threshold_ns and the
+/// events whose [begin, end] overlaps [start, start + value]. A series
+/// without start times (Series::time empty) gets no calls.
+[[nodiscard]] Attribution attribute_long_calls(const Series& series, const std::vector<RunEvent>& events,
+                                               double threshold_ns = 100'000);
+
+/// "source:kind".
+[[nodiscard]] std::string event_key(const RunEvent& event);
+
+/// Writes the events (see the file comment). Error names the path.
+[[nodiscard]] Expected<void> write_events_csv(const std::filesystem::path& path, const RunEvents& events,
+                                              double ticks_per_second);
+/// Reads what write_events_csv wrote (traced is true). Error names the path and line.
+[[nodiscard]] Expected<RunEvents> read_events_csv(const std::filesystem::path& path,
+                                                  double* ticks_per_second = nullptr);
+
+}  // namespace hft::lab
