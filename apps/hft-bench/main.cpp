@@ -120,14 +120,16 @@ int main(int argc, char** argv) {
                  "tx and rtt lanes: the venue busy-polls (spin) or waits in epoll_wait (sleep) between messages")
       ->check(CLI::IsMember({"spin", "sleep"}));
   app.add_option(
-      "--garbage-peer", garbage_peer,
-      "tx and rtt lanes: a hostile client sends this many pieces of garbage per second to the venue's "
-      "port during each measured run (random bytes, garbled frames, Logons from unknown CompIDs, garbled "
-      "messages on a session of its own); 0: the venue gets the peer's session, nothing is sent");
+         "--garbage-peer", garbage_peer,
+         "tx and rtt lanes: a hostile client sends this many pieces of garbage per second to the venue's "
+         "port during each measured run (random bytes, garbled frames, Logons from unknown CompIDs, garbled "
+         "messages on a session of its own); 0: the venue gets the peer's session, nothing is sent")
+      ->type_name("RATE");
   app.add_option(
-      "--admin-scrape", admin_scrape,
-      "tx and rtt lanes: start the venue's admin endpoint and ask it GET /metrics and GET /sessions in "
-      "turn, this many requests per second, during each measured run; 0: the endpoint is on, not asked");
+         "--admin-scrape", admin_scrape,
+         "tx and rtt lanes: start the venue's admin endpoint and ask it GET /metrics and GET /sessions in "
+         "turn, this many requests per second, during each measured run; 0: the endpoint is on, not asked")
+      ->type_name("RATE");
   std::string bracket_calls = std::to_string(cfg.bracket_calls);
   app.add_option("--bracket-calls", bracket_calls,
                  "tx and rtt lanes: measured calls of the floor busy-closed run just before and just after each run "
