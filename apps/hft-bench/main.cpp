@@ -28,6 +28,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hft/core/cpu.hpp"
@@ -96,6 +97,8 @@ int main(int argc, char** argv) {
   std::string venue_poll = "epoll";
   std::optional<int> producer_core;
   std::string venue_idle;
+  // tx and rtt lanes (issue 14): lanes/disturbance.hpp.
+  std::string garbage_peer, admin_scrape;
 
   app.add_option("--lanes", lanes, "Lanes to run, comma-separated: floor, tx, rtt, rx, codec, load")->delimiter(',');
   app.add_option("--variants", variants,
@@ -121,6 +124,17 @@ int main(int argc, char** argv) {
                  "tx and rtt lanes: sample the timed thread's context switches and page faults (getrusage) after "
                  "every measured call, outside the timed region, for the long-call attribution (default on)")
       ->check(CLI::IsMember({"on", "off"}));
+  app.add_option(
+         "--garbage-peer", garbage_peer,
+         "tx and rtt lanes: a hostile client sends this many pieces of garbage per second to the venue's "
+         "port during each measured run (random bytes, garbled frames, Logons from unknown CompIDs, garbled "
+         "messages on a session of its own); 0: the venue gets the peer's session, nothing is sent")
+      ->type_name("RATE");
+  app.add_option(
+         "--admin-scrape", admin_scrape,
+         "tx and rtt lanes: start the venue's admin endpoint and ask it GET /metrics and GET /sessions in "
+         "turn, this many requests per second, during each measured run; 0: the endpoint is on, not asked")
+      ->type_name("RATE");
   std::string bracket_calls = std::to_string(cfg.bracket_calls);
   app.add_option("--bracket-calls", bracket_calls,
                  "tx and rtt lanes: measured calls of the floor busy-closed run just before and just after each run "
@@ -319,6 +333,16 @@ int main(int argc, char** argv) {
   }
   if (!venue_idle.empty()) cfg.base.extra["venue-idle"] = venue_idle;
   if (!os_counters.empty()) cfg.base.extra["os-counters"] = os_counters;
+  // Values are checked with the lanes' own preflight (as an --arm key's are).
+  for (const auto& [option, key, rate] : {std::tuple{"--garbage-peer", "garbage-peer", garbage_peer},
+                                          std::tuple{"--admin-scrape", "admin-scrape", admin_scrape}}) {
+    if (app.count(option) == 0) continue;
+    if (std::find(cfg.lanes.begin(), cfg.lanes.end(), "tx") == cfg.lanes.end() &&
+        std::find(cfg.lanes.begin(), cfg.lanes.end(), "rtt") == cfg.lanes.end()) {
+      return bad_arguments(std::string(option) + ": disturbs tx and rtt runs only; add --lanes rtt (or tx)");
+    }
+    cfg.base.extra[key] = rate;
+  }
   if (std::find(cfg.lanes.begin(), cfg.lanes.end(), "load") != cfg.lanes.end()) {
     cfg.base.extra["sessions"] = sessions;
     cfg.base.extra["load-threads"] = load_threads;

@@ -216,8 +216,29 @@ int main(int argc, char** argv) {
       status = 1;
     }
   }
+  const hft::engine::EngineStats s = (*engine)->stats();
+  // Destroying the engine writes the summaries it still holds (refused
+  // connections, lines over LogRateLimit); stopping the logger writes them
+  // out, before the lines below, so the order counters stay the last line.
+  g_engine = nullptr;
+  engine->reset();
+  logger.stop();
   const auto& c = venue.counters();
   if (!conformance) {
+    // What the engine did with connections that never became a session (the
+    // lab's --garbage-peer notes read it).
+    std::fprintf(stderr,
+                 "hft-venue: engine: %llu connections accepted, %llu unknown session refused, %llu garbled first "
+                 "message, %llu duplicate refused, %llu pre-logon timeouts, %llu pre-logon bytes exceeded, %llu "
+                 "pending per address refused, %llu pending evicted, %llu no slot refused\n",
+                 static_cast<unsigned long long>(s.connections_accepted),
+                 static_cast<unsigned long long>(s.unknown_session_refused),
+                 static_cast<unsigned long long>(s.garbled_first_message),
+                 static_cast<unsigned long long>(s.duplicate_refused),
+                 static_cast<unsigned long long>(s.pre_logon_timeouts),
+                 static_cast<unsigned long long>(s.pre_logon_bytes_exceeded),
+                 static_cast<unsigned long long>(s.pending_per_address_refused),
+                 static_cast<unsigned long long>(s.pending_evicted), static_cast<unsigned long long>(s.no_slot_refused));
     std::fprintf(
         stderr,
         "hft-venue: %llu orders, %llu reports, %llu send failures, %llu resent orders (%llu already "

@@ -683,6 +683,11 @@ Expected<std::unique_ptr<Server>> Server::start(const ServerOptions& options, Ma
   impl->http.set_read_timeout(5, 0);
   impl->http.set_write_timeout(5, 0);
   impl->http.set_payload_max_length(64 * 1024);
+  // A reply is written in pieces (headers, then body): with Nagle's
+  // algorithm the body waited for the client's delayed ACK of the headers,
+  // ~40 ms per request on a keep-alive connection (a Prometheus scraper's,
+  // hft-bench --admin-scrape's). Accepted sockets inherit it from the listener.
+  impl->http.set_tcp_nodelay(true);
   impl->routes();
   // httplib's default is SO_REUSEPORT, which lets a second engine bind the
   // same port and take half the requests: SO_REUSEADDR only (a restart can

@@ -3,6 +3,8 @@
 // what a user reads afterwards is right: exit code 0, report.json with every
 // run, its raw series of the requested size and a passing audit that
 // actually looked at the journals; audit.json agreeing.
+#include <cctype>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -454,6 +456,90 @@ TEST_F(HftBenchLanes, prealloc_off_runs_both_ends_and_its_long_calls_are_lined_u
   const Outcome bad = verify();
   EXPECT_NE(bad.exit_code, 0) << bad.out;
   EXPECT_NE(bad.out.find(ev["file"].get<std::string>()), std::string::npos) << bad.out;
+}
+
+// The figure just before `label` in a note ("123 closed by the venue"), -1 if none.
+long long figure_before(const std::string& note, const std::string& label) {
+  const auto at = note.find(label);
+  if (at == std::string::npos) return -1;
+  auto start = at;
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(note[start - 1])) != 0) --start;
+  return start == at ? -1 : std::stoll(note.substr(start, at - start));
+}
+
+TEST_F(HftBenchLanes, a_garbage_peer_during_rtt_is_refused_by_the_venue_and_the_session_audits_pass) {
+  // Issue 14: a hostile client on the venue's port during the measured run
+  // (its control arm prepares the same venue and sends nothing). The good
+  // session's orders are all answered and audited; the notes say what the
+  // peer sent and what the venue did about it.
+  const Outcome o =
+      run("--lanes rtt --variants rtt:closed --engines libhft --calls 2000 --warmup 100"
+          " --segment-size 1MiB --bracket-calls 0 --experiment hostile"
+          " --arm quiet:garbage-peer=0 --arm hostile:garbage-peer=2000");
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const json report = load("report.json");
+  ASSERT_EQ(report["runs"].size(), 2u);
+  for (const json& r : report["runs"]) {
+    const std::string id = r["id"];
+    EXPECT_EQ(r["error"], "") << id;
+    EXPECT_EQ(r["audit"]["status"], "pass") << id << ": " << r["audit"]["detail"];
+    EXPECT_EQ(r["notes"]["orders sent / ExecutionReports received"], "2100 / 2100") << id;
+    const std::string peer = r["notes"]["garbage peer"];
+    const std::string log = r["notes"]["venue log"];
+    const std::string stats = r["notes"]["venue EngineStats at exit"];
+    EXPECT_NE(r["notes"]["venue threads during the run"].get<std::string>().find("engine thread "),
+              std::string::npos);
+    bool placed = false;
+    for (const json& t : r["threads"]) placed = placed || t["role"] == "garbage-peer";
+    if (r["arm"] == "quiet") {
+      EXPECT_EQ(peer.rfind("off", 0), 0u) << peer;
+      EXPECT_EQ(figure_before(stats, " connections accepted"), 1) << stats;  // the measured session's alone
+      EXPECT_FALSE(placed);
+      continue;
+    }
+    EXPECT_TRUE(placed) << id;
+    EXPECT_GT(figure_before(peer, " pieces in "), 0) << peer;
+    EXPECT_GT(figure_before(peer, " bytes;"), 0) << peer;
+    EXPECT_GT(figure_before(peer, " connections made"), 0) << peer;
+    EXPECT_GT(figure_before(peer, " closed by the venue, "), 0) << peer;
+    EXPECT_GT(figure_before(log, " WARN lines written"), 0) << log;
+    EXPECT_GT(figure_before(stats, " unknown session refused"), 0) << stats;
+    EXPECT_GT(figure_before(stats, " garbled first message"), 0) << stats;
+  }
+}
+
+TEST_F(HftBenchLanes, an_admin_scraper_during_rtt_reads_metrics_and_sessions_without_failures) {
+  const json report = run_passing(
+      "--lanes rtt --variants rtt:closed --engines libhft --calls 2000 --warmup 100"
+      " --segment-size 1MiB --bracket-calls 0 --admin-scrape 200");
+  ASSERT_EQ(report["runs"].size(), 1u);
+  const json& r = report["runs"][0];
+  EXPECT_EQ(r["audit"]["status"], "pass") << r["audit"]["detail"];
+  const std::string note = r["notes"]["admin scraper"];
+  EXPECT_GT(figure_before(note, " GET requests in "), 0) << note;
+  for (const char* path : {"/metrics: ", "/sessions: "}) {
+    const auto at = note.find(path);
+    ASSERT_NE(at, std::string::npos) << note;
+    const std::string part = note.substr(at + std::strlen(path));
+    EXPECT_GE(figure_before(part, " requests, "), 1) << path << note;
+    EXPECT_EQ(figure_before(part, " failures, "), 0) << path << note;
+  }
+  bool placed = false;
+  for (const json& t : r["threads"]) placed = placed || t["role"] == "admin-scraper";
+  EXPECT_TRUE(placed);
+}
+
+TEST_F(HftBenchLanes, disturbance_controls_are_checked_before_anything_runs) {
+  for (const char* bad :
+       {"--lanes rtt --garbage-peer -5", "--lanes rtt --admin-scrape fast",
+        "--lanes floor --garbage-peer 100", "--lanes rtt --venue 127.0.0.1:1 --admin-scrape 10",
+        "--lanes rtt --experiment e --arm a:garbage-peer=lots",
+        "--lanes rtt --variants rtt:closed-tls --garbage-peer 10"}) {
+    const Outcome o = run(std::string(bad) + " --calls 100");
+    EXPECT_EQ(o.exit_code, 2) << bad << ": " << o.out << o.err;
+    EXPECT_NE(o.err.find("hft-bench: "), std::string::npos) << bad << ": " << o.err;
+    EXPECT_FALSE(fs::exists(dir_ / "lab" / "report.json")) << bad;
+  }
 }
 
 // Only in a build without the llfix adapter (with it, hft_bench_llfix_test

@@ -5,6 +5,7 @@
 #include <optional>
 #include <thread>
 
+#include "disturbance.hpp"
 #include "hft/core/cpu.hpp"
 #include "hft/core/trace.hpp"
 #include "hft/engine/trace_file.hpp"
@@ -75,6 +76,8 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
   std::optional<Error> error;
   const bool sink = config.variant.ends_with("-sink");
   const bool tls = config.variant.ends_with("-tls");
+  auto disturbances = Disturbances::from(config);  // --garbage-peer, --admin-scrape
+  if (!disturbances) return Error{config.lane + ": " + disturbances.error().message};
   std::thread client([&] {
     core::name_current_thread(config.lane + "-client");
     ThreadPlacement place{"client", config.client_core, -1, -1};
@@ -113,6 +116,7 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
         cfg.extra["tls-cert"] = dir + "/client.pem";
         cfg.extra["tls-key"] = dir + "/client-key.pem";
       }
+      disturbances->prepare(spec, config.run_dir);
       auto started = VenueProcess::start(spec, config.run_dir);
       if (!started) {
         error = Error{"venue: " + started.error().message};
@@ -152,6 +156,12 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
     const double settle_max = 10.0 + 8.0 * static_cast<double>(config.segment_size) / 100e6;
     result.notes.emplace_back("settle", wait_journal_threads_idle(pids, settle_max));
     if (venue) result.threads.push_back({"venue", config.server_core, venue->engine_cpu(), -1});
+    if (venue) {
+      if (auto started = disturbances->start(*venue, cfg); !started) {
+        error = started.error();
+        return;
+      }
+    }
 
     EngineRun run{config, context, *adapter, result, context.tsc->hz()};
     run.sink = sink;
@@ -190,6 +200,7 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
       events.events.insert(events.events.end(), sampled.begin(), sampled.end());
       events.dropped += os->dropped();
     }
+    if (venue) disturbances->stop(*venue, result);
     place.cpu_at_end = core::current_cpu();
     for (ThreadPlacement& t : result.threads) {
       if (venue && t.role == "venue") t.cpu_at_end = venue->engine_cpu();
@@ -226,6 +237,7 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
           }
         }
       }
+      disturbances->after_venue_stop(*venue, config.run_dir, result);
       if (tls) {
         // After the stop, the venue's log is complete: its "TLS <protocol> <cipher> with <peer>" line.
         const std::string line = venue->log_line_from("TLS TLSv");
@@ -267,8 +279,12 @@ Lane make_engine_lane(std::string name, std::string summary,
   lane.uses_engine = true;
   for (const auto& entry : loops) lane.variants.push_back(entry.first);
   lane.default_variants = lane.variants;
-  lane.preflight = engine_lane_preflight;
+  lane.preflight = [](const LaneConfig& cfg) -> Expected<void> {
+    if (auto e = engine_lane_preflight(cfg); !e) return e;
+    return Disturbances::check(cfg);
+  };
   lane.controls = {"venue-idle", "os-counters"};
+  lane.controls.insert(lane.controls.end(), kDisturbanceControls.begin(), kDisturbanceControls.end());
   lane.run = [name = lane.name, loops = std::move(loops)](const LaneConfig& cfg,
                                                          RunContext& ctx) -> Expected<RunResult> {
     for (const auto& [variant, loop] : loops) {

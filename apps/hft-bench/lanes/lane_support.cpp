@@ -163,6 +163,20 @@ ThreadSched thread_sched(pid_t pid, pid_t tid) {
   return t;
 }
 
+int thread_last_cpu(pid_t pid, pid_t tid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  // Field 39 (processor); after ')' the fields start at 3.
+  for (int k = 3; k <= 39 && (rest >> field); ++k) {
+    if (k == 39) return std::atoi(field.c_str());
+  }
+  return -1;
+}
+
 std::uint64_t thread_cpu_ns(pid_t pid, pid_t tid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/schedstat");
   std::uint64_t run_ns = 0;
@@ -205,6 +219,7 @@ Expected<std::unique_ptr<VenueProcess>> VenueProcess::start(const VenueSpec& spe
     args.push_back("--trace-file");
     args.push_back(spec.trace_file);
   }
+  args.insert(args.end(), spec.extra_args.begin(), spec.extra_args.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -273,18 +288,7 @@ VenueProcess::~VenueProcess() {
 std::uint64_t VenueProcess::engine_cpu_ns() const { return pid_ > 0 ? thread_cpu_ns(pid_, pid_) : 0; }
 
 int VenueProcess::engine_cpu() const {
-  if (pid_ <= 0) return -1;
-  std::ifstream f("/proc/" + std::to_string(pid_) + "/task/" + std::to_string(pid_) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  const auto close = text.rfind(')');
-  if (close == std::string::npos) return -1;
-  std::istringstream rest(text.substr(close + 2));
-  std::string field;
-  // Field 39 (processor); after ')' the fields start at 3.
-  for (int k = 3; k <= 39 && (rest >> field); ++k) {
-    if (k == 39) return std::atoi(field.c_str());
-  }
-  return -1;
+  return pid_ > 0 ? thread_last_cpu(pid_, pid_) : -1;
 }
 
 Expected<std::string> VenueProcess::stop() {

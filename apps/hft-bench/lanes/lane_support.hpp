@@ -132,6 +132,8 @@ struct VenueSpec {
   /// start() kills the venue and fails when its VmRSS passes this while it
   /// starts (a shared host's other work must not meet the OOM killer); 0: no limit.
   std::int64_t max_rss_kib = 0;
+  /// More hft-venue arguments (e.g. --http-port 0 --http-port-file F).
+  std::vector<std::string> extra_args;
 };
 
 /// MemAvailable of /proc/meminfo in KiB (-1: not read).
@@ -201,6 +203,9 @@ struct ThreadSched {
   std::uint64_t run_ns = 0, wait_ns = 0;
 };
 [[nodiscard]] ThreadSched thread_sched(pid_t pid, pid_t tid);
+
+/// CPU thread `tid` of process `pid` last ran on (/proc/PID/task/TID/stat), -1 if unreadable.
+[[nodiscard]] int thread_last_cpu(pid_t pid, pid_t tid);
 
 /// CPU time (ns) of thread `tid` of process `pid`, from schedstat; 0 if unreadable.
 [[nodiscard]] std::uint64_t thread_cpu_ns(pid_t pid, pid_t tid);
