@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   cli.add_option("--sender", sender, "our SenderCompID");
   cli.add_option("--target", target, "the client's CompID");
   cli.add_option("--store", store_dir, "journal directory (default: in memory)");
-  cli.add_option("--core", core, "pin the engine thread to this CPU");
+  cli.add_option("--core", core, "pin the engine thread and the log writer to this CPU");
   cli.add_flag("--busy-poll", busy, "poll sockets without sleeping (burns a core)");
   cli.add_flag("--no-fill", no_fill, "acknowledge orders without filling them");
   cli.add_flag("--sink", sink, "accept and journal orders but answer none (the lab's sink boundary)")
@@ -164,6 +164,9 @@ int main(int argc, char** argv) {
   hft::engine::AsyncLoggerOptions log_options;
   log_options.level = level;
   log_options.to_stderr = true;
+  // Beside the engine thread: the writer wakes every millisecond, and unpinned
+  // it would take turns on a core another busy-polling thread owns.
+  log_options.cpu = core;
   auto async_log = hft::engine::AsyncLogger::create(std::move(log_options));
   if (!async_log) {
     std::fprintf(stderr, "hft-venue: %s\n", async_log.error().message.c_str());

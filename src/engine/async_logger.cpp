@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "hft/core/clock.hpp"
+#include "hft/core/cpu.hpp"
 
 namespace hft::engine {
 
@@ -133,7 +134,15 @@ Expected<std::unique_ptr<AsyncLogger>> AsyncLogger::create(AsyncLoggerOptions op
     w.session_name.push_back(session_name(s.id));
     logger->index_.emplace(s.id, static_cast<std::uint32_t>(i));
   }
-  logger->thread_ = std::thread([l = logger.get()] { l->run(); });
+  if (o.cpu >= 0 && !core::cpu_exists(o.cpu)) {
+    return Error{"log writer: CPU " + std::to_string(o.cpu) + " does not exist or is not allowed for this process"};
+  }
+  logger->thread_ = std::thread([l = logger.get(), cpu = o.cpu] {
+    core::name_current_thread("hft-log");
+    // Checked above; a refusal now (the mask changed meanwhile) leaves it unpinned.
+    if (cpu >= 0) (void)core::pin_current_thread(cpu);
+    l->run();
+  });
   return logger;
 }
 

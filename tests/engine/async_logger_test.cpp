@@ -354,3 +354,43 @@ TEST(EngineLog, a_garbage_flood_writes_a_bounded_log_and_the_good_client_is_stil
 }
 
 }  // namespace
+
+namespace hft::engine {
+namespace {
+
+// The writer thread's allowed CPUs, read from /proc (it names itself hft-log).
+std::string writer_cpus() {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name != "hft-log") continue;
+    std::ifstream status(task.path() / "status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("Cpus_allowed_list:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 18));
+    }
+  }
+  return "";
+}
+
+TEST(AsyncLogger, the_writer_is_pinned_to_the_cpu_asked_for_and_a_missing_cpu_is_refused) {
+  AsyncLoggerOptions o;
+  o.cpu = 0;
+  auto logger = AsyncLogger::create(o);
+  ASSERT_TRUE(logger) << logger.error().message;
+  // Named and pinned as the thread starts: wait for it (bounded).
+  std::string cpus;
+  for (int k = 0; k < 1000 && cpus != "0"; ++k) {
+    cpus = writer_cpus();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(cpus, "0");
+  logger->reset();
+  o.cpu = 4095;
+  auto refused = AsyncLogger::create(o);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("log writer: CPU 4095"), std::string::npos) << refused.error().message;
+}
+
+}  // namespace
+}  // namespace hft::engine

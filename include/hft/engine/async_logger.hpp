@@ -49,6 +49,10 @@ struct AsyncLoggerOptions {
   /// other sessions still go to `file` and standard error, with their name.
   std::vector<Session> sessions;
   std::int64_t idle_poll_ns = 1'000'000;  ///< writer's sleep when the ring is empty
+  /// CPU the writer thread is pinned to (-1: not pinned). It wakes every
+  /// idle_poll_ns: unpinned, it may take a turn on a core a busy-polling
+  /// thread owns.
+  int cpu = -1;
 };
 
 /// Counters, readable from any thread.
