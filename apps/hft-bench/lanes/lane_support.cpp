@@ -18,8 +18,8 @@
 #include <thread>
 
 #include "common/configs.hpp"
+#include "hft/audit/journal_audit.hpp"
 #include "hft/engine/config.hpp"
-#include "hft/engine/journal_audit.hpp"
 #include "hft/lab/bench.hpp"
 #include "hft/lab/engine_adapter.hpp"
 #include "journals/foreign_journals.hpp"
@@ -410,7 +410,7 @@ std::shared_ptr<const codec::Dictionary> reference_dictionary(std::string& error
   static std::string cached_error;
   if (!cached && cached_error.empty()) {
     const std::string dir = spec_dir();
-    auto d = engine::load_dictionary(dir + "/FIXT11.xml", dir + "/FIX50SP2.xml");
+    auto d = audit::load_dictionary(dir + "/FIXT11.xml", dir + "/FIX50SP2.xml");
     if (d) {
       cached = *d;
     } else {
@@ -435,11 +435,11 @@ std::uint64_t count_of(const Map& per_type, const std::string& type) {
   return it == per_type.end() ? 0 : it->second;
 }
 
-AuditResult audit_libhft_journal(const fs::path& dir, engine::DirectionSelect direction,
+AuditResult audit_libhft_journal(const fs::path& dir, audit::DirectionSelect direction,
                                  const std::string& counted_type, std::uint64_t expected, const char* what) {
   AuditResult out;
   std::string dict_error;
-  engine::AuditOptions options;
+  audit::AuditOptions options;
   options.dictionary = reference_dictionary(dict_error);
   if (!options.dictionary) {
     out.status = AuditResult::Status::kNotRun;
@@ -449,7 +449,7 @@ AuditResult audit_libhft_journal(const fs::path& dir, engine::DirectionSelect di
   options.direction = direction;
   options.begin_string = std::string(ref::kBeginString);
   options.max_failures = 5;
-  auto report = engine::audit_journal(dir.string(), options);
+  auto report = audit::audit_journal(dir.string(), options);
   if (!report) {
     out.status = AuditResult::Status::kFail;
     out.detail = std::string(what) + ": " + report.error().message;
@@ -486,7 +486,7 @@ AuditResult audit_client_journal(const fs::path& dir, std::uint64_t expected_ord
     return AuditResult{AuditResult::Status::kNotRun, 0, "no client journal directory to audit"};
   }
   if (fs::is_directory(dir / "outbound", ec)) {
-    return audit_libhft_journal(dir, engine::DirectionSelect::kOutbound, "D", expected_orders,
+    return audit_libhft_journal(dir, audit::DirectionSelect::kOutbound, "D", expected_orders,
                                 "client outbound journal");
   }
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -498,9 +498,9 @@ AuditResult audit_client_journal(const fs::path& dir, std::uint64_t expected_ord
 }
 
 AuditResult audit_venue_store(const fs::path& session_dir, std::uint64_t orders, std::uint64_t reports) {
-  AuditResult in = audit_libhft_journal(session_dir, engine::DirectionSelect::kInbound, "D", orders,
+  AuditResult in = audit_libhft_journal(session_dir, audit::DirectionSelect::kInbound, "D", orders,
                                         "venue inbound journal");
-  AuditResult out = audit_libhft_journal(session_dir, engine::DirectionSelect::kOutbound, "8", reports,
+  AuditResult out = audit_libhft_journal(session_dir, audit::DirectionSelect::kOutbound, "8", reports,
                                          "venue outbound journal");
   return combine_audits({{"in", std::move(in)}, {"out", std::move(out)}});
 }

@@ -211,7 +211,7 @@ struct ThreadSched {
 [[nodiscard]] std::string wait_journal_threads_idle(const std::vector<pid_t>& pids, double max_seconds);
 
 /// Audits the outbound journal a client engine wrote: libhft journals with
-/// hft::engine::audit_journal (record CRC, framing, CheckSum, dictionary
+/// hft::audit::audit_journal (record CRC, framing, CheckSum, dictionary
 /// validation, contiguous sequence numbers), QuickFIX FileStores
 /// (*.header/*.body) and llfix serialised files (<n>.bin) with the
 /// same framing, CheckSum and sequence checks (journals/foreign_journals.hpp).
