@@ -22,7 +22,7 @@
 #include "hft/engine/config.hpp"
 #include "hft/lab/bench.hpp"
 #include "hft/lab/engine_adapter.hpp"
-#include "journals/foreign_journals.hpp"
+#include "hft/lab/foreign_journals.hpp"
 
 namespace hft::lab::lanes {
 
@@ -490,9 +490,9 @@ AuditResult audit_client_journal(const fs::path& dir, std::uint64_t expected_ord
                                 "client outbound journal");
   }
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().extension() == ".header") return journals::audit_quickfix_store(entry.path(), expected_orders);
+    if (entry.path().extension() == ".header") return audit_quickfix_store(entry.path(), expected_orders);
   }
-  if (journals::is_llfix_journal(dir)) return journals::audit_llfix_journal(dir, expected_orders);
+  if (is_llfix_journal(dir)) return audit_llfix_journal(dir, expected_orders);
   return AuditResult{AuditResult::Status::kFail, 0,
                      dir.string() + ": neither a libhft store, a QuickFIX FileStore nor an llfix journal"};
 }

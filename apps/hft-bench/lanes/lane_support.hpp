@@ -214,7 +214,7 @@ struct ThreadSched {
 /// hft::audit::audit_journal (record CRC, framing, CheckSum, dictionary
 /// validation, contiguous sequence numbers), QuickFIX FileStores
 /// (*.header/*.body) and llfix serialised files (<n>.bin) with the
-/// same framing, CheckSum and sequence checks (journals/foreign_journals.hpp).
+/// same framing, CheckSum and sequence checks (hft/lab/foreign_journals.hpp).
 /// Passes when every check passes and the journal holds exactly
 /// `expected_orders` NewOrderSingles.
 [[nodiscard]] AuditResult audit_client_journal(const std::filesystem::path& dir, std::uint64_t expected_orders);

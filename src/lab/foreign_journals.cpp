@@ -1,4 +1,4 @@
-#include "foreign_journals.hpp"
+#include "hft/lab/foreign_journals.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -15,7 +15,7 @@
 
 #include "hft/codec/parser.hpp"
 
-namespace hft::lab::journals {
+namespace hft::lab {
 
 namespace fs = std::filesystem;
 
@@ -299,4 +299,4 @@ AuditResult audit_llfix_journal(const fs::path& dir, std::uint64_t expected_orde
                       expected_orders);
 }
 
-}  // namespace hft::lab::journals
+}  // namespace hft::lab
