@@ -78,6 +78,13 @@ struct RunContext {
   }
 };
 
+/// A TSC read fenced on both sides (core::rdtsc_fenced): what lanes stamp
+/// their samples with, in ticks of RunContext::tsc (a sample brackets
+/// exactly the calls between two reads).
+[[nodiscard]] inline std::uint64_t tsc_now() noexcept {
+  return core::rdtsc_fenced();
+}
+
 /// Where a thread ran: requested CPU and the CPUs observed at start and end.
 struct ThreadPlacement {
   std::string role;        ///< "client", "server", "venue", ...
