@@ -1,11 +1,12 @@
 // What the engine lanes (tx, rtt, rx, load, codec) share that is theirs:
-// the reference order of LAB.md, the tx boundary's order, where the FIX
-// dictionaries are, a run's TLS files, the hft-venue child process (its
-// executable, its generated config, its session stores), the post-run
-// audits of the journals a run wrote, and the engine lanes' preflight. The
-// lab infrastructure they stand on is hft::lab's and included here, so lanes
-// call it unqualified: fenced TSC reads (lane.hpp), /proc sampling and
-// journal-thread settling (proc.hpp), child processes (child_process.hpp).
+// the tx boundary's order, where the FIX dictionaries are, a run's TLS
+// files, the hft-venue child process (its executable, its generated config,
+// its session stores), the journal audits with the dictionaries of
+// spec_dir(), and the engine lanes' preflight. The lab infrastructure they
+// stand on is hft::lab's and included here, so lanes call it unqualified:
+// fenced TSC reads (lane.hpp), the reference order (reference_order.hpp),
+// /proc sampling and journal-thread settling (proc.hpp), child processes
+// (child_process.hpp) and the journal audits (journal_audits.hpp).
 //
 // The venue is a separate process (apps/hft-venue, started per run with a
 // generated QuickFIX-style config) so that the client's address space, heap
@@ -23,50 +24,16 @@
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "hft/codec/encoder.hpp"
 #include "hft/core/expected.hpp"
 #include "hft/lab/child_process.hpp"
+#include "hft/lab/journal_audits.hpp"
 #include "hft/lab/lane.hpp"
 #include "hft/lab/proc.hpp"
+#include "hft/lab/reference_order.hpp"
 
 namespace hft::lab::lanes {
-
-/// The LAB.md reference NewOrderSingle, field by field.
-namespace ref {
-inline constexpr std::string_view kBeginString = "FIXT.1.1";
-inline constexpr std::string_view kApplVerID = "FIX.5.0SP2";  ///< DefaultApplVerID of the session
-inline constexpr std::string_view kSender = "CLIENT1";
-inline constexpr std::string_view kTarget = "EXECUTOR";
-inline constexpr std::string_view kSenderSub = "SNDR_SUB";  ///< 50
-inline constexpr std::string_view kTargetSub = "SRVR_SUB";  ///< 57
-inline constexpr std::string_view kSymbol = "NOKIA.HE";     ///< 55
-inline constexpr char kSide = '1';                          ///< 54
-inline constexpr std::int64_t kOrderQty = 10;               ///< 38
-inline constexpr std::int64_t kPrice = 10000;               ///< 44
-inline constexpr char kOrdType = '2';                       ///< 40
-inline constexpr char kTimeInForce = '0';                   ///< 59
-/// 453 with its two party entries, pre-encoded (SOH-terminated).
-inline constexpr std::string_view kParties =
-    "453=2\x01" "448=PARTY1\x01" "447=D\x01" "452=1\x01" "448=PARTY2\x01" "447=D\x01" "452=3\x01";
-
-/// Appends the reference NewOrderSingle's body (11 .. 60) to `w`, after
-/// its header: ClOrdID `id`, TransactTime `now_ns` in milliseconds.
-inline void write_order_body(codec::MessageWriter& w, std::uint64_t id, std::int64_t now_ns,
-                             codec::TimestampFormatter& f) noexcept {
-  w.add_uint(codec::tag::kClOrdID, id);
-  w.add(codec::tag::kSymbol, kSymbol);
-  w.add_char(codec::tag::kSide, kSide);
-  w.add_int(codec::tag::kOrderQty, kOrderQty);
-  w.add_int(codec::tag::kPrice, kPrice);
-  w.add_char(codec::tag::kOrdType, kOrdType);
-  w.add_char(codec::tag::kTimeInForce, kTimeInForce);
-  w.add_raw(kParties);
-  w.add_timestamp(codec::tag::kTransactTime, now_ns, codec::TimePrecision::kMillis, f);
-}
-}  // namespace ref
 
 /// The order object the tx boundary takes from a preallocated pool and
 /// fills per call (llfix's benchmark sets three fields of a cached order).
@@ -162,26 +129,12 @@ class VenueProcess final : public ChildProcess {
   std::filesystem::path store_dir_;
 };
 
-/// Audits the outbound journal a client engine wrote: libhft journals with
-/// hft::audit::audit_journal (record CRC, framing, CheckSum, dictionary
-/// validation, contiguous sequence numbers), QuickFIX FileStores
-/// (*.header/*.body) and llfix serialised files (<n>.bin) with the
-/// same framing, CheckSum and sequence checks (hft/lab/foreign_journals.hpp).
-/// Passes when every check passes and the journal holds exactly
-/// `expected_orders` NewOrderSingles.
-[[nodiscard]] AuditResult audit_client_journal(const std::filesystem::path& dir, std::uint64_t expected_orders);
-
-/// Audits one venue session store: inbound NewOrderSingles == `orders`,
-/// outbound ExecutionReports == `reports`, both journals pass.
+/// The lab's audit_client_journal and audit_venue_store
+/// (hft/lab/journal_audits.hpp) with the dictionaries of spec_dir().
+[[nodiscard]] AuditResult audit_client_journal(const std::filesystem::path& dir,
+                                               std::uint64_t expected_orders);
 [[nodiscard]] AuditResult audit_venue_store(const std::filesystem::path& session_dir, std::uint64_t orders,
                                             std::uint64_t reports);
-
-/// Combines audits: fail if any failed, pass if all passed, else not-run.
-[[nodiscard]] AuditResult combine_audits(const std::vector<std::pair<std::string, AuditResult>>& parts);
-
-/// Removes the journals of a run whose audit passed (640 MiB segments add up
-/// quickly); keeps everything when it failed. Returns a note.
-[[nodiscard]] std::string remove_run_journals(const std::filesystem::path& run_dir, const AuditResult& audit);
 
 /// Preflight shared by the engine lanes: a given --venue is reachable, the
 /// venue executable exists otherwise, the journal request is expressible.
