@@ -132,7 +132,8 @@ Expected<std::string> ChildProcess::stop() {
     return Error{name_ + " did not stop within " + std::to_string(static_cast<int>(stop_timeout_s_)) +
                  " s of SIGTERM (killed): " + log_tail(400)};
   }
-  std::string tail = log_tail(400);
+  // log_tail() turns newlines into spaces: the last line is cut from the raw text.
+  std::string tail = raw_tail(400);
   while (!tail.empty() && tail.back() == '\n') tail.pop_back();
   const auto nl = tail.rfind('\n');
   const std::string last = nl == std::string::npos ? tail : tail.substr(nl + 1);
@@ -142,10 +143,15 @@ Expected<std::string> ChildProcess::stop() {
   return last;
 }
 
-std::string ChildProcess::log_tail(std::size_t max_bytes) const {
+std::string ChildProcess::raw_tail(std::size_t max_bytes) const {
   std::ifstream f(log_path_);
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   if (text.size() > max_bytes) text = "..." + text.substr(text.size() - max_bytes);
+  return text;
+}
+
+std::string ChildProcess::log_tail(std::size_t max_bytes) const {
+  std::string text = raw_tail(max_bytes);
   std::replace(text.begin(), text.end(), '\n', ' ');
   return text;
 }

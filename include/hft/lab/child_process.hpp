@@ -84,6 +84,9 @@ class ChildProcess {
   [[nodiscard]] Expected<void> launch(const ChildSpec& spec);
 
  private:
+  /// The last `max_bytes` of the log as written ("..." before them when cut).
+  [[nodiscard]] std::string raw_tail(std::size_t max_bytes) const;
+
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;
   std::string name_;
