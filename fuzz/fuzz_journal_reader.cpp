@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "hft/engine/journal_audit.hpp"
+#include "hft/audit/journal_audit.hpp"
 #include "journal_files.hpp"
 
 using namespace hft;
@@ -28,14 +28,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // The store, or its outbound journal alone (a bare journal directory).
   const std::string target = size > 0 && (data[0] & 1) ? dir + "/outbound" : dir;
 
-  auto sources = engine::resolve_journals(target);
+  auto sources = audit::resolve_journals(target);
   if (!sources) {
     expect(!sources.error().message.empty());
     return 0;
   }
-  engine::RecordFilter filter;
+  audit::RecordFilter filter;
   std::uint64_t data_records = 0;
-  auto scanned = engine::scan_journals(*sources, filter, [&](const engine::JournalRecord& r) {
+  auto scanned = audit::scan_journals(*sources, filter, [&](const audit::JournalRecord& r) {
     expect(!r.control());
     ++data_records;
     return true;
@@ -46,27 +46,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   expect(scanned->delivered == data_records);
 
-  auto summaries = engine::summarize_journals(target);
+  auto summaries = audit::summarize_journals(target);
   if (summaries) {
     std::uint64_t summarised = 0;
-    for (const engine::JournalSummary& s : *summaries) summarised += s.records;
+    for (const audit::JournalSummary& s : *summaries) summarised += s.records;
     expect(summarised == data_records);
-    (void)engine::to_json(*summaries, -1);
+    (void)audit::to_json(*summaries, -1);
   } else {
     expect(!summaries.error().message.empty());
   }
 
-  engine::AuditOptions options;
+  audit::AuditOptions options;
   options.allow_gaps = size > 0 && (data[0] & 2);
-  auto report = engine::audit_journal(target, options);
+  auto report = audit::audit_journal(target, options);
   if (!report) {
     expect(!report.error().message.empty());
     return 0;
   }
   expect(report->ok == (report->failure_count == 0));
   std::uint64_t records = 0;
-  for (const engine::JournalAudit& j : report->journals) records += j.records;
+  for (const audit::JournalAudit& j : report->journals) records += j.records;
   expect(records == report->records);
-  (void)engine::to_json(*report, -1);
+  (void)audit::to_json(*report, -1);
   return 0;
 }

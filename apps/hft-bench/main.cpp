@@ -36,7 +36,6 @@
 #include "hft/lab/engine_adapter.hpp"
 #include "hft/lab/lane.hpp"
 #include "hft/lab/verify.hpp"
-#include "hft-bench/lanes/load_lane.hpp"
 
 namespace {
 
@@ -352,17 +351,16 @@ int main(int argc, char** argv) {
     cfg.base.extra["venue-poll"] = venue_poll;
   }
 
+  // The load lane expands its runs into one set per --sessions entry here (Lane::expand_plan).
   auto plan = hft::lab::plan_bench(cfg, registry);
   if (!plan) return bad_arguments(plan.error().message);
-  // One load run set per --sessions entry (the runner plans one per cell).
-  if (auto e = hft::lab::lanes::expand_load_runs(*plan, cfg.out_dir); !e) return bad_arguments(e.error().message);
 
   auto report = hft::lab::run_bench(cfg, *plan, std::cout, std::cerr);
   if (!report) {
     std::cerr << "hft-bench: " << report.error().message << "\n";
     return report.error().message.rfind(hft::lab::kNotQuietPrefix, 0) == 0 ? 3 : 1;
   }
-  hft::lab::lanes::print_load_summary(*report, std::cout);
+  hft::lab::print_lane_summaries(cfg, registry, *report, std::cout);
   for (const auto& run : report->runs) {
     if (!run.error.empty() || run.result.audit.status == hft::lab::AuditResult::Status::kFail) return 1;
   }

@@ -21,14 +21,14 @@
 #include <string>
 #include <vector>
 
+#include "hft/audit/journal_audit.hpp"
 #include "hft/codec/printer.hpp"
-#include "hft/engine/journal_audit.hpp"
 #include "hft/store/format.hpp"
 
 namespace {
 
-using hft::engine::DirectionSelect;
-using hft::engine::JournalRecord;
+using hft::audit::DirectionSelect;
+using hft::audit::JournalRecord;
 using DictionaryPtr = std::shared_ptr<const hft::codec::Dictionary>;
 
 constexpr int kUsage = 2;
@@ -55,7 +55,7 @@ struct Common {
         ->check(CLI::IsMember({"out", "in", "both"}))
         ->capture_default_str();
   }
-  [[nodiscard]] DirectionSelect select() const { return *hft::engine::parse_direction(direction); }
+  [[nodiscard]] DirectionSelect select() const { return *hft::audit::parse_direction(direction); }
 };
 
 /// Dictionaries per BeginString: the loaded one, or the built-in ones.
@@ -70,16 +70,16 @@ class Names {
       bs = std::string(bytes.substr(2, (e == std::string_view::npos ? bytes.size() : e) - 2));
     }
     auto it = cache_.find(bs);
-    if (it == cache_.end()) it = cache_.emplace(bs, hft::engine::dictionary_for(nullptr, bs)).first;
+    if (it == cache_.end()) it = cache_.emplace(bs, hft::audit::dictionary_for(nullptr, bs)).first;
     return it->second.get();
   }
   const hft::codec::Dictionary* for_begin_string(const std::string& bs) {
     if (loaded_) return loaded_.get();
     auto it = cache_.find(bs);
-    if (it == cache_.end()) it = cache_.emplace(bs, hft::engine::dictionary_for(nullptr, bs)).first;
+    if (it == cache_.end()) it = cache_.emplace(bs, hft::audit::dictionary_for(nullptr, bs)).first;
     if (it->second) return it->second.get();
     // Names only: any version's MsgType enumeration will do.
-    if (!fallback_) fallback_ = hft::engine::dictionary_for(nullptr, "FIX.4.4");
+    if (!fallback_) fallback_ = hft::audit::dictionary_for(nullptr, "FIX.4.4");
     return fallback_.get();
   }
 
@@ -97,9 +97,9 @@ std::string type_name(std::string_view msg_type, const hft::codec::Dictionary* d
 }
 
 std::string prefix(const JournalRecord& r) {
-  std::string out = hft::engine::format_utc_ns(r.timestamp_ns);
+  std::string out = hft::audit::format_utc_ns(r.timestamp_ns);
   out += ' ';
-  const std::string_view label = hft::engine::direction_label(r.direction);
+  const std::string_view label = hft::audit::direction_label(r.direction);
   if (!label.empty()) {
     out += label;
     out += label.size() == 2 ? "  " : " ";
@@ -114,7 +114,7 @@ std::string control_text(const JournalRecord& r) {
     std::memcpy(&p, r.bytes.data(), sizeof(p));
     out += "segment-start " + r.file() + " epoch=" + std::to_string(p.epoch);
     if ((r.flags & hft::store::kRecordEpochStart) != 0)
-      out += " (new epoch, created " + hft::engine::format_utc_ns(p.epoch_created_ns) + ")";
+      out += " (new epoch, created " + hft::audit::format_utc_ns(p.epoch_created_ns) + ")";
   } else if ((r.flags & hft::store::kRecordSegmentSeal) != 0 &&
              r.bytes.size() == sizeof(hft::store::SegmentSealPayload)) {
     hft::store::SegmentSealPayload p;
@@ -150,15 +150,15 @@ struct DumpArgs {
 };
 
 int run_dump(const DumpArgs& a) {
-  hft::engine::RecordFilter filter;
+  hft::audit::RecordFilter filter;
   filter.from_seq = a.from_seq;
   filter.to_seq = a.to_seq;
   if (filter.from_seq > filter.to_seq)
     return usage_error("--from-seq " + std::to_string(a.from_seq) + " is above --to-seq " + std::to_string(a.to_seq));
-  if (!a.since.empty() && !hft::engine::parse_time(a.since, filter.since_ns))
+  if (!a.since.empty() && !hft::audit::parse_time(a.since, filter.since_ns))
     return usage_error("--since: cannot read \"" + a.since +
                        "\" as a time (2026-05-01T12:34:56.123Z, 20260501-12:34:56.123 or nanoseconds)");
-  if (!a.until.empty() && !hft::engine::parse_time(a.until, filter.until_ns))
+  if (!a.until.empty() && !hft::audit::parse_time(a.until, filter.until_ns))
     return usage_error("--until: cannot read \"" + a.until +
                        "\" as a time (2026-05-01T12:34:56.123Z, 20260501-12:34:56.123 or nanoseconds)");
   filter.msg_types = a.types;
@@ -166,9 +166,9 @@ int run_dump(const DumpArgs& a) {
   filter.include_control = a.control;
   if (a.epoch_option != nullptr && a.epoch_option->count() > 0) filter.epoch = a.epoch;
 
-  auto dict = hft::engine::load_dictionary(a.common.dictionary, a.common.app_dictionary);
+  auto dict = hft::audit::load_dictionary(a.common.dictionary, a.common.app_dictionary);
   if (!dict) return usage_error(dict.error().message);
-  auto sources = hft::engine::resolve_journals(a.common.dir, a.common.select());
+  auto sources = hft::audit::resolve_journals(a.common.dir, a.common.select());
   if (!sources) return usage_error(sources.error().message);
 
   Names names(*dict);
@@ -194,7 +194,7 @@ int run_dump(const DumpArgs& a) {
     std::fwrite(line.data(), 1, line.size(), stdout);
     return true;
   };
-  auto scanned = hft::engine::scan_journals(*sources, filter, print);
+  auto scanned = hft::audit::scan_journals(*sources, filter, print);
   std::fflush(stdout);
   if (!scanned) return usage_error(scanned.error().message);
   return report_corruptions(scanned->corruptions);
@@ -217,20 +217,20 @@ std::string bytes_text(std::uint64_t n) {
 }
 
 int run_stats(const StatsArgs& a) {
-  auto dict = hft::engine::load_dictionary(a.common.dictionary, a.common.app_dictionary);
+  auto dict = hft::audit::load_dictionary(a.common.dictionary, a.common.app_dictionary);
   if (!dict) return usage_error(dict.error().message);
-  auto summaries = hft::engine::summarize_journals(a.common.dir, a.common.select());
+  auto summaries = hft::audit::summarize_journals(a.common.dir, a.common.select());
   if (!summaries) return usage_error(summaries.error().message);
   std::vector<std::string> corruptions;
   for (const auto& s : *summaries) corruptions.insert(corruptions.end(), s.corruptions.begin(), s.corruptions.end());
   if (a.json) {
-    std::cout << hft::engine::to_json(*summaries) << "\n";
+    std::cout << hft::audit::to_json(*summaries) << "\n";
     std::cout.flush();
     return report_corruptions(corruptions);
   }
   Names names(*dict);
   for (const auto& s : *summaries) {
-    const std::string_view label = hft::engine::direction_label(s.source.direction);
+    const std::string_view label = hft::audit::direction_label(s.source.direction);
     std::printf("journal %s%s%.*s%s\n", s.source.path.c_str(), label.empty() ? "" : " (",
                 static_cast<int>(label.size()), label.data(), label.empty() ? "" : ")");
     std::uint64_t sealed = 0;
@@ -253,12 +253,15 @@ int run_stats(const StatsArgs& a) {
       std::printf("    epoch %" PRIu64 ": %" PRIu64 " messages", e.epoch, e.records);
       if (e.records != 0)
         std::printf(", seq %" PRIu64 "..%" PRIu64 ", %s .. %s", e.first_seq, e.last_seq,
-                    hft::engine::format_utc_ns(e.first_ns).c_str(), hft::engine::format_utc_ns(e.last_ns).c_str());
+                    hft::audit::format_utc_ns(e.first_ns).c_str(),
+                    hft::audit::format_utc_ns(e.last_ns).c_str());
       std::printf("\n");
     }
     if (s.records != 0) {
-      std::printf("  first        seq %" PRIu64 " at %s\n", s.first_seq, hft::engine::format_utc_ns(s.first_ns).c_str());
-      std::printf("  last         seq %" PRIu64 " at %s\n", s.last_seq, hft::engine::format_utc_ns(s.last_ns).c_str());
+      std::printf("  first        seq %" PRIu64 " at %s\n", s.first_seq,
+                  hft::audit::format_utc_ns(s.first_ns).c_str());
+      std::printf("  last         seq %" PRIu64 " at %s\n", s.last_seq,
+                  hft::audit::format_utc_ns(s.last_ns).c_str());
       std::printf("  span         %.6f s, %.1f messages/s\n", static_cast<double>(s.last_ns - s.first_ns) / 1e9,
                   s.messages_per_second);
     }
@@ -297,8 +300,8 @@ struct AuditArgs {
 };
 
 int run_audit(const AuditArgs& a) {
-  hft::engine::AuditOptions options;
-  auto dict = hft::engine::load_dictionary(a.common.dictionary, a.common.app_dictionary);
+  hft::audit::AuditOptions options;
+  auto dict = hft::audit::load_dictionary(a.common.dictionary, a.common.app_dictionary);
   if (!dict) return usage_error(dict.error().message);
   options.dictionary = *dict;
   options.direction = a.common.select();
@@ -309,16 +312,16 @@ int run_audit(const AuditArgs& a) {
   options.max_failures = a.max_failures;
   if (a.expect_option != nullptr && a.expect_option->count() > 0) options.expected_count = a.expect_count;
 
-  auto result = hft::engine::audit_journal(a.common.dir, options);
+  auto result = hft::audit::audit_journal(a.common.dir, options);
   if (!result) return usage_error(result.error().message);
-  const hft::engine::AuditReport& r = *result;
+  const hft::audit::AuditReport& r = *result;
   if (a.json) {
-    std::cout << hft::engine::to_json(r) << "\n";
+    std::cout << hft::audit::to_json(r) << "\n";
   } else {
     std::cout << "audit " << r.directory << ": " << (r.ok ? "OK" : "FAILED") << " (dictionary " << r.dictionary
               << (r.begin_string.empty() ? "" : ", " + r.begin_string) << ")\n";
     for (const auto& j : r.journals) {
-      const std::string_view label = hft::engine::direction_label(j.source.direction);
+      const std::string_view label = hft::audit::direction_label(j.source.direction);
       std::cout << "  " << j.source.path << (label.empty() ? "" : " (" + std::string(label) + ")") << ": "
                 << j.segments << " segments, " << j.records << " messages, " << j.epochs << " epochs";
       if (j.records != 0) std::cout << ", seq " << j.first_seq << ".." << j.last_seq;

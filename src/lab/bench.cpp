@@ -516,7 +516,24 @@ Expected<Plan> plan_bench(const BenchConfig& config, const LaneRegistry& registr
     if (pr.config.repeat != 0 || !pr.lane->preflight) continue;
     if (auto e = pr.lane->preflight(pr.config); !e) return e.error();
   }
+  // Lanes that plan their own run sets, last.
+  for (const Lane* lane : lanes) {
+    if (!lane->expand_plan) continue;
+    if (auto e = lane->expand_plan(plan, config.out_dir); !e) return e.error();
+  }
   return plan;
+}
+
+void print_lane_summaries(const BenchConfig& config, const LaneRegistry& registry, const Report& report,
+                          std::ostream& out) {
+  std::vector<const Lane*> done;
+  for (const std::string& name : config.lanes) {
+    const Lane* lane = registry.find(name);
+    if (lane == nullptr || !lane->print_summary || std::find(done.begin(), done.end(), lane) != done.end())
+      continue;
+    done.push_back(lane);
+    lane->print_summary(report, out);
+  }
 }
 
 Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ostream& console,

@@ -26,9 +26,6 @@ namespace hft::lab {
 
 namespace {
 
-// Fenced TSC reads: a sample brackets exactly send() .. last byte received.
-inline std::uint64_t tsc_now() noexcept { return core::rdtsc_fenced(); }
-
 enum class PollMode : std::uint8_t { kBusy, kBlocking };
 enum class LoadMode : std::uint8_t { kClosed, kPaced };
 

@@ -1,6 +1,6 @@
 // Internal text helpers of the lab's writers and readers: number formats,
-// writing a whole file, and reading one line by line with errors that name
-// the line.
+// counts per MsgType, writing a whole file, and reading one line by line
+// with errors that name the line.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +24,15 @@ inline std::string fixed(double v, int decimals) {
 inline std::string with_commas(std::uint64_t v) {
   std::string s = std::to_string(v);
   for (int k = static_cast<int>(s.size()) - 3; k > 0; k -= 3) s.insert(static_cast<std::size_t>(k), 1, ',');
+  return s;
+}
+
+/// "A: 1, D: 150" from a MsgType -> count map (any string-keyed map of
+/// counts: the audit layer's PerTypeCounts, a std::map).
+template <typename Map>
+std::string per_type_text(const Map& per_type) {
+  std::string s;
+  for (const auto& [type, n] : per_type) s += (s.empty() ? "" : ", ") + type + ": " + std::to_string(n);
   return s;
 }
 

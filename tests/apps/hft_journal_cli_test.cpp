@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "engine/journal_fixture.hpp"
-#include "hft/engine/journal_audit.hpp"
+#include "audit/journal_fixture.hpp"
+#include "hft/audit/journal_audit.hpp"
 #include "hft/store/journal_reader.hpp"
 
 #ifndef HFT_JOURNAL_EXE
 #error "HFT_JOURNAL_EXE must name the hft-journal binary"
 #endif
 
-namespace hft::engine {
+namespace hft::audit {
 namespace {
 
 using test::FixBuilder;
@@ -276,4 +276,4 @@ TEST_F(HftJournalCli, stats_of_a_sound_store_shows_no_repairs_in_either_journal)
 }
 
 }  // namespace
-}  // namespace hft::engine
+}  // namespace hft::audit

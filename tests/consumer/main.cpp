@@ -1,9 +1,12 @@
 // Consumer of an installed libhft: encodes a typed FIX 4.4 NewOrderSingle
-// and a message of its own dictionary, frames and reads them back.
+// and a message of its own dictionary, frames and reads them back, and asks
+// the audit layer about a journal directory that is not there.
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "acme/fix.hpp"
+#include "hft/audit/journal_audit.hpp"
 #include "hft/codec/encoder.hpp"
 #include "hft/codec/parser.hpp"
 #include "hft/messages/fix44.hpp"
@@ -42,6 +45,11 @@ int main() {
   quote.venue(acme::fix::Venue::kHelsinki);
   const auto q = w.finish();
   if (!q.ok()) return 1;
+  // hft::audit links (codec and store come with it): a missing directory is
+  // an Error naming it, not a crash.
+  const auto missing = hft::audit::resolve_journals("/nonexistent/hft-consumer-journal");
+  if (missing.ok() || missing.error().message.find("/nonexistent/hft-consumer-journal") == std::string::npos)
+    return 1;
   std::printf("consumer ok: %zu and %zu bytes\n", r.message.size(), q.message.size());
   return 0;
 }

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <sstream>
+#include <vector>
 
 #include "hft/lab/bench.hpp"
 #include "hft/lab/engine_adapter.hpp"
@@ -163,6 +165,71 @@ TEST(Plan, an_engine_this_build_lacks_is_refused_with_how_to_build_it) {
   const std::string msg = plan.error().message;
   EXPECT_NE(msg.find("--engines: engine 'llfix' is not available in this build (lane tx)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("configure with -DHFT_LLFIX_DIR="), std::string::npos) << msg;
+}
+
+TEST(Plan, a_lane_with_expand_plan_rewrites_its_runs_last_and_prints_its_own_summary) {
+  // A registry of its own: floor as it is, and a lane that doubles each of
+  // its runs into two arms (as the load lane makes one run set per N).
+  LaneRegistry lanes;
+  Lane lane;
+  lane.name = "sets";
+  lane.available = true;
+  lane.variants = lane.default_variants = {"v"};
+  lane.run = [](const LaneConfig&, RunContext&) -> Expected<RunResult> { return Error{"not run"}; };
+  int preflights = 0;
+  lane.preflight = [&](const LaneConfig& c) -> Expected<void> {
+    ++preflights;
+    EXPECT_EQ(c.arm, "default");  // preflighted as planned, before the rewrite
+    return {};
+  };
+  lane.expand_plan = [](Plan& plan, const std::filesystem::path& out_dir) -> Expected<void> {
+    std::vector<PlannedRun> runs;
+    for (const PlannedRun& r : plan.runs) {
+      if (r.config.lane != "sets") {
+        runs.push_back(r);
+        continue;
+      }
+      for (const char* arm : {"n1", "n2"}) {
+        PlannedRun x = r;
+        x.config.arm = arm;
+        runs.push_back(x);
+      }
+    }
+    for (std::size_t k = 0; k < runs.size(); ++k)
+      runs[k].config.run_dir = out_dir / run_id(k + 1, runs[k].config);
+    plan.runs = std::move(runs);
+    return {};
+  };
+  lane.print_summary = [](const Report&, std::ostream& out) { out << "sets summary\n"; };
+  lanes.add(lane);
+  BenchConfig cfg;
+  cfg.lanes = {"floor", "sets", "sets"};
+  cfg.variants = {"busy-closed", "v"};
+  cfg.out_dir = scratch();
+  auto plan = plan_bench(cfg, lanes);
+  std::filesystem::remove_all(cfg.out_dir);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(preflights, 1);
+  std::string seq;
+  for (const PlannedRun& r : plan->runs) seq += r.config.lane + ":" + r.config.arm + " ";
+  EXPECT_EQ(seq, "floor:default sets:n1 sets:n2 ");
+  EXPECT_EQ(plan->runs[2].config.run_dir.filename().string().substr(0, 4), "r003");
+
+  std::ostringstream out;
+  print_lane_summaries(cfg, lanes, Report{}, out);
+  EXPECT_EQ(out.str(), "sets summary\n");  // once, though --lanes names it twice
+
+  lanes.add([&] {
+    Lane failing = lane;
+    failing.expand_plan = [](Plan&, const std::filesystem::path&) -> Expected<void> {
+      return Error{"--sessions: bad"};
+    };
+    return failing;
+  }());
+  auto refused = plan_bench(cfg, lanes);
+  std::filesystem::remove_all(cfg.out_dir);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, "--sessions: bad");
 }
 
 }  // namespace

@@ -1,7 +1,12 @@
-// What the engine lanes (tx, rtt, rx, codec) share: the reference order of
-// LAB.md, fenced TSC reads, the hft-venue child process, waiting for the
-// engines' background journal threads to settle, and the post-run audits of
-// the journals a run wrote.
+// What the engine lanes (tx, rtt, rx, load, codec) share that is theirs:
+// the tx boundary's order, where the FIX dictionaries are, a run's TLS
+// files, the hft-venue child process (its executable, its generated config,
+// its session stores), the journal audits with the dictionaries of
+// spec_dir(), and the engine lanes' preflight. The lab infrastructure they
+// stand on is hft::lab's and included here, so lanes call it unqualified:
+// fenced TSC reads (lane.hpp), the reference order (reference_order.hpp),
+// /proc sampling and journal-thread settling (proc.hpp), child processes
+// (child_process.hpp) and the journal audits (journal_audits.hpp).
 //
 // The venue is a separate process (apps/hft-venue, started per run with a
 // generated QuickFIX-style config) so that the client's address space, heap
@@ -15,58 +20,20 @@
 //        ExecutionReport (new)
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "hft/codec/encoder.hpp"
-#include "hft/core/clock.hpp"
 #include "hft/core/expected.hpp"
+#include "hft/lab/child_process.hpp"
+#include "hft/lab/journal_audits.hpp"
 #include "hft/lab/lane.hpp"
+#include "hft/lab/proc.hpp"
+#include "hft/lab/reference_order.hpp"
 
 namespace hft::lab::lanes {
-
-/// TSC read fenced on both sides (core::rdtsc_fenced).
-inline std::uint64_t tsc_now() noexcept { return core::rdtsc_fenced(); }
-
-/// The LAB.md reference NewOrderSingle, field by field.
-namespace ref {
-inline constexpr std::string_view kBeginString = "FIXT.1.1";
-inline constexpr std::string_view kApplVerID = "FIX.5.0SP2";  ///< DefaultApplVerID of the session
-inline constexpr std::string_view kSender = "CLIENT1";
-inline constexpr std::string_view kTarget = "EXECUTOR";
-inline constexpr std::string_view kSenderSub = "SNDR_SUB";  ///< 50
-inline constexpr std::string_view kTargetSub = "SRVR_SUB";  ///< 57
-inline constexpr std::string_view kSymbol = "NOKIA.HE";     ///< 55
-inline constexpr char kSide = '1';                          ///< 54
-inline constexpr std::int64_t kOrderQty = 10;               ///< 38
-inline constexpr std::int64_t kPrice = 10000;               ///< 44
-inline constexpr char kOrdType = '2';                       ///< 40
-inline constexpr char kTimeInForce = '0';                   ///< 59
-/// 453 with its two party entries, pre-encoded (SOH-terminated).
-inline constexpr std::string_view kParties =
-    "453=2\x01" "448=PARTY1\x01" "447=D\x01" "452=1\x01" "448=PARTY2\x01" "447=D\x01" "452=3\x01";
-
-/// Appends the reference NewOrderSingle's body (11 .. 60) to `w`, after
-/// its header: ClOrdID `id`, TransactTime `now_ns` in milliseconds.
-inline void write_order_body(codec::MessageWriter& w, std::uint64_t id, std::int64_t now_ns,
-                             codec::TimestampFormatter& f) noexcept {
-  w.add_uint(codec::tag::kClOrdID, id);
-  w.add(codec::tag::kSymbol, kSymbol);
-  w.add_char(codec::tag::kSide, kSide);
-  w.add_int(codec::tag::kOrderQty, kOrderQty);
-  w.add_int(codec::tag::kPrice, kPrice);
-  w.add_char(codec::tag::kOrdType, kOrdType);
-  w.add_char(codec::tag::kTimeInForce, kTimeInForce);
-  w.add_raw(kParties);
-  w.add_timestamp(codec::tag::kTransactTime, now_ns, codec::TimePrecision::kMillis, f);
-}
-}  // namespace ref
 
 /// The order object the tx boundary takes from a preallocated pool and
 /// fills per call (llfix's benchmark sets three fields of a cached order).
@@ -136,9 +103,6 @@ struct VenueSpec {
   std::vector<std::string> extra_args;
 };
 
-/// MemAvailable of /proc/meminfo in KiB (-1: not read).
-[[nodiscard]] std::int64_t mem_available_kib();
-
 /// The QuickFIX-style config text of the venue (FIXT.1.1 / FIX.5.0SP2,
 /// dictionaries validated, ResetOnLogon, journal under `store_dir`).
 [[nodiscard]] std::string venue_config_text(const VenueSpec& spec, const std::filesystem::path& store_dir);
@@ -148,99 +112,34 @@ struct VenueSpec {
 /// (off: JournalPrealloc=N).
 [[nodiscard]] std::string journal_keys(std::uint64_t segment_size, bool prealloc, bool full_size = true);
 
-/// A running hft-venue child process (see the file comment). It dies with
-/// hft-bench (PR_SET_PDEATHSIG), so an interrupted bench leaves none behind.
-class VenueProcess {
+/// A running hft-venue child process (see the file comment; the lab's
+/// ChildProcess with the venue's store directory). It dies with hft-bench
+/// (PR_SET_PDEATHSIG), so an interrupted bench leaves none behind.
+class VenueProcess final : public ChildProcess {
  public:
   /// Writes RUN/venue.cfg, starts the venue pinned to spec.core, and waits
   /// (up to spec.listen_timeout_s) for it to listen. Errors quote the venue's stderr.
   [[nodiscard]] static Expected<std::unique_ptr<VenueProcess>> start(const VenueSpec& spec,
                                                                      const std::filesystem::path& run_dir);
-  ~VenueProcess();
-  VenueProcess(const VenueProcess&) = delete;
-  VenueProcess& operator=(const VenueProcess&) = delete;
 
-  [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
-  [[nodiscard]] pid_t pid() const noexcept { return pid_; }
   [[nodiscard]] const std::filesystem::path& store_dir() const noexcept { return store_dir_; }
   /// CPU time of the venue's engine thread (its main thread), from
   /// /proc/PID/task/PID/schedstat, in nanoseconds (0 if unreadable).
-  [[nodiscard]] std::uint64_t engine_cpu_ns() const;
+  [[nodiscard]] std::uint64_t engine_cpu_ns() const { return main_thread_cpu_ns(); }
   /// CPU the engine thread last ran on (-1 if unreadable).
-  [[nodiscard]] int engine_cpu() const;
-  /// Stops it (SIGTERM: it logs out its sessions and flushes its journals),
-  /// waits up to spec.stop_timeout_s (10 s by default), then SIGKILL. Returns the last line of its stderr
-  /// (its order counters) or an error when it did not exit cleanly.
-  [[nodiscard]] Expected<std::string> stop();
-  /// The venue's stderr so far (last `max_bytes`).
-  [[nodiscard]] std::string log_tail(std::size_t max_bytes = 2000) const;
-  /// The first line of the venue's log containing `text`, less what comes
-  /// before `text`; empty if none.
-  [[nodiscard]] std::string log_line_from(std::string_view text) const;
+  [[nodiscard]] int engine_cpu() const { return main_thread_cpu(); }
 
  private:
   VenueProcess() = default;
-  pid_t pid_ = -1;
-  std::uint16_t port_ = 0;
-  std::filesystem::path log_path_;
   std::filesystem::path store_dir_;
-  double stop_timeout_s_ = 10.0;
 };
 
-/// Resident memory of a process from /proc/PID/status, in KiB (-1: not read).
-struct ProcessMemory {
-  std::int64_t vm_rss_kib = -1, rss_anon_kib = -1, rss_file_kib = -1, rss_shmem_kib = -1, vm_hwm_kib = -1;
-};
-[[nodiscard]] ProcessMemory process_memory(pid_t pid);
-
-/// Disk space allocated to the files under `dir` (recursive): the sum of
-/// st_blocks * 512, so sparse and preallocated files count as the disk holds them.
-[[nodiscard]] std::uint64_t allocated_bytes(const std::filesystem::path& dir);
-
-/// Time a thread spent on a CPU and runnable waiting for one (ns), from
-/// /proc/PID/task/TID/schedstat; zeros if unreadable.
-struct ThreadSched {
-  std::uint64_t run_ns = 0, wait_ns = 0;
-};
-[[nodiscard]] ThreadSched thread_sched(pid_t pid, pid_t tid);
-
-/// CPU thread `tid` of process `pid` last ran on (/proc/PID/task/TID/stat), -1 if unreadable.
-[[nodiscard]] int thread_last_cpu(pid_t pid, pid_t tid);
-
-/// CPU time (ns) of thread `tid` of process `pid`, from schedstat; 0 if unreadable.
-[[nodiscard]] std::uint64_t thread_cpu_ns(pid_t pid, pid_t tid);
-
-/// Waits until the journal service threads ("hft-journal") of the given
-/// processes stop preparing segments (under 3% of a CPU each over 100 ms), at most
-/// `max_seconds`: segment pre-creation and pre-faulting at start must not
-/// run inside the measured window. Then sync()s, so the write-back of the
-/// prepared segments does not either. Returns a note saying how long it
-/// took (or that it gave up).
-[[nodiscard]] std::string wait_journal_threads_idle(const std::vector<pid_t>& pids, double max_seconds);
-
-/// Audits the outbound journal a client engine wrote: libhft journals with
-/// hft::engine::audit_journal (record CRC, framing, CheckSum, dictionary
-/// validation, contiguous sequence numbers), QuickFIX FileStores
-/// (*.header/*.body) and llfix serialised files (<n>.bin) with the
-/// same framing, CheckSum and sequence checks (journals/foreign_journals.hpp).
-/// Passes when every check passes and the journal holds exactly
-/// `expected_orders` NewOrderSingles.
-[[nodiscard]] AuditResult audit_client_journal(const std::filesystem::path& dir, std::uint64_t expected_orders);
-
-/// Audits one venue session store: inbound NewOrderSingles == `orders`,
-/// outbound ExecutionReports == `reports`, both journals pass.
+/// The lab's audit_client_journal and audit_venue_store
+/// (hft/lab/journal_audits.hpp) with the dictionaries of spec_dir().
+[[nodiscard]] AuditResult audit_client_journal(const std::filesystem::path& dir,
+                                               std::uint64_t expected_orders);
 [[nodiscard]] AuditResult audit_venue_store(const std::filesystem::path& session_dir, std::uint64_t orders,
                                             std::uint64_t reports);
-
-/// Combines audits: fail if any failed, pass if all passed, else not-run.
-[[nodiscard]] AuditResult combine_audits(const std::vector<std::pair<std::string, AuditResult>>& parts);
-
-/// Removes the journals of a run whose audit passed (640 MiB segments add up
-/// quickly); keeps everything when it failed. Returns a note.
-[[nodiscard]] std::string remove_run_journals(const std::filesystem::path& run_dir, const AuditResult& audit);
-
-/// Bytes of the segment files under `dir` (recursive): the journal's disk use.
-[[nodiscard]] std::uint64_t directory_bytes(const std::filesystem::path& dir);
 
 /// Preflight shared by the engine lanes: a given --venue is reachable, the
 /// venue executable exists otherwise, the journal request is expressible.

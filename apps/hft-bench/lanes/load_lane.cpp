@@ -34,8 +34,6 @@
 // thread's loop (the probe is read once per iteration and after every 8
 // ready connections of it): that is the cost of a client sharing a core
 // with its load, and is in the figure.
-#include "load_lane.hpp"
-
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -45,6 +43,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,6 +54,9 @@
 
 #include "hft/core/clock.hpp"
 #include "hft/core/cpu.hpp"
+#include "hft/core/expected.hpp"
+#include "hft/lab/bench.hpp"
+#include "hft/lab/report.hpp"
 #include "hft/lab/stats.hpp"
 #include "lane_support.hpp"
 #include "load_generator.hpp"
@@ -692,20 +694,6 @@ Expected<void> load_preflight(const LaneConfig& cfg) {
   return engine_lane_preflight(c);
 }
 
-Lane make_load_lane() {
-  Lane lane;
-  lane.name = "load";
-  lane.summary = "N sessions (--sessions) stream orders into one hft-venue thread while a probe session times its "
-                 "round trips: messages/s, ns/message, probe rtt unloaded/loaded, venue memory, disk, start-up";
-  lane.available = true;
-  lane.variants = {"max", "paced"};
-  lane.default_variants = {"max", "paced"};
-  lane.controls = {"sessions", "load-threads", "load-core", "load-rate", "probe-calls", "venue-poll"};
-  lane.preflight = load_preflight;
-  lane.run = run_load;
-  return lane;
-}
-
 std::string note_of(const RunRecord& r, const std::string& key) {
   for (const auto& [k, v] : r.result.notes) {
     if (k == key) return v;
@@ -713,8 +701,12 @@ std::string note_of(const RunRecord& r, const std::string& key) {
   return {};
 }
 
-}  // namespace
-
+// Lane::expand_plan: replaces each planned load run (extra "sessions" a list
+// N1,N2,...) by one run per N and variant, in the order N1 max, N1 paced, N2
+// max, ... within its (repeat, arm) (a paced run's default rate comes from
+// the max run of its set, which runs first). The arm becomes "<arm>-n<N>"
+// ("n<N>" for the default arm) so every N has its own summary row; run
+// directories are renumbered as the runner numbers its runs.
 Expected<void> expand_load_runs(Plan& plan, const std::filesystem::path& out_dir) {
   std::vector<PlannedRun> runs;
   for (std::size_t k = 0; k < plan.runs.size();) {
@@ -758,6 +750,9 @@ Expected<void> expand_load_runs(Plan& plan, const std::filesystem::path& out_dir
   return {};
 }
 
+// Lane::print_summary: the load runs' figures (nothing when none finished):
+// per N and variant messages/s, ns/message, probe round trips unloaded and
+// loaded, venue memory, disk and start-up, then the criterion line.
 void print_load_summary(const Report& report, std::ostream& out) {
   std::vector<std::vector<std::string>> cells;
   cells.push_back({"load", "N", "variant", "msgs/s", "ns/msg", "probe p50 us", "p99 us", "loaded p50 us", "p99 us",
@@ -799,6 +794,26 @@ void print_load_summary(const Report& report, std::ostream& out) {
   }
   for (const std::string& c : criteria) out << "criterion: " << c << "\n";
 }
+
+Lane make_load_lane() {
+  Lane lane;
+  lane.name = "load";
+  lane.summary = "N sessions (--sessions) stream orders into one hft-venue thread while a probe session times its "
+                 "round trips: messages/s, ns/message, probe rtt unloaded/loaded, venue memory, disk, start-up";
+  lane.available = true;
+  lane.variants = {"max", "paced"};
+  lane.default_variants = {"max", "paced"};
+  lane.controls = {"sessions", "load-threads", "load-core", "load-rate", "probe-calls", "venue-poll"};
+  lane.preflight = load_preflight;
+  lane.run = run_load;
+  // One run set per --sessions entry (the runner plans one per cell), and
+  // the lane's own table with the issue-15 criterion after the runs.
+  lane.expand_plan = expand_load_runs;
+  lane.print_summary = print_load_summary;
+  return lane;
+}
+
+}  // namespace
 
 HFT_LAB_REGISTER_LANE(make_load_lane);
 }  // namespace hft::lab::lanes

@@ -58,9 +58,9 @@ extern "C" ssize_t send(int fd, const void* buf, size_t len, int flags) {
     if (!st::seen.load(std::memory_order_relaxed)) st::seen.store(true, std::memory_order_relaxed);
     return fn(fd, buf, len, flags);
   }
-  const std::uint64_t t0 = hft::lab::lanes::tsc_now();
+  const std::uint64_t t0 = hft::lab::tsc_now();
   const ssize_t r = fn(fd, buf, len, flags);
-  st::tl.ticks += hft::lab::lanes::tsc_now() - t0;
+  st::tl.ticks += hft::lab::tsc_now() - t0;
   ++st::tl.calls;
   st::seen.store(true, std::memory_order_relaxed);
   return r;

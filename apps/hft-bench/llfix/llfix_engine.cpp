@@ -3,7 +3,7 @@
 // the boundary of llfix's own networked_client_tx benchmark
 // (llfix_client.hpp says what one send_new_order call covers). Its journal
 // is llfix's serialised outgoing message files under RUN/llfix-store/
-// outgoing, audited after the run (journals/foreign_journals.hpp).
+// outgoing, audited after the run (hft/lab/foreign_journals.hpp).
 //
 // Journal options: --segment-size is llfix's max_serialised_file_size (a
 // multiple of 4096, llfix's own rule). llfix always creates a file at that

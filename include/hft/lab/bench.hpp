@@ -99,9 +99,16 @@ struct Plan {
 /// indices in run order (forward on even repeats, reversed on odd).
 [[nodiscard]] std::vector<std::vector<std::size_t>> interleaved_order(std::size_t arms, std::uint32_t runs);
 
-/// Validates `config` against `registry` and the host, and plans every run.
-/// Nothing is measured or written.
+/// Validates `config` against `registry` and the host, and plans every run;
+/// a lane with Lane::expand_plan rewrites its runs last. Nothing is
+/// measured or written.
 [[nodiscard]] Expected<Plan> plan_bench(const BenchConfig& config, const LaneRegistry& registry);
+
+/// Prints the console figures of every lane of config.lanes that has
+/// Lane::print_summary (each once, in --lanes order), after the runner's
+/// summary table.
+void print_lane_summaries(const BenchConfig& config, const LaneRegistry& registry, const Report& report,
+                          std::ostream& out);
 
 /// The floor run of a bracket beside `run`: lane floor, variant
 /// busy-closed, `calls` measured calls after the run's warm-up, on the run's

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <string>
 #include <string_view>
@@ -79,6 +80,13 @@ struct RunContext {
   }
 };
 
+/// A TSC read fenced on both sides (core::rdtsc_fenced): what lanes stamp
+/// their samples with, in ticks of RunContext::tsc (a sample brackets
+/// exactly the calls between two reads).
+[[nodiscard]] inline std::uint64_t tsc_now() noexcept {
+  return core::rdtsc_fenced();
+}
+
 /// Where a thread ran: requested CPU and the CPUs observed at start and end.
 struct ThreadPlacement {
   std::string role;        ///< "client", "server", "venue", ...
@@ -122,6 +130,8 @@ struct RunResult {
 };
 
 class Pacer;
+struct Plan;    // bench.hpp
+struct Report;  // report.hpp
 
 /// Moves a finished Pacer's outcome into `out`: completed calls, target and
 /// achieved rate, wall time, late calls and their threshold, shed calls,
@@ -144,6 +154,16 @@ struct Lane {
   /// is reachable). The error message is shown as is, on one line.
   std::function<Expected<void>(const LaneConfig&)> preflight;
   std::function<Expected<RunResult>(const LaneConfig&, RunContext&)> run;
+  /// Optional: rewrites the plan after plan_bench has planned and
+  /// preflighted it, for a lane that plans its own run sets (the load lane:
+  /// one per --sessions entry); it must leave other lanes' runs as they are
+  /// and number run directories as the runner does (run_id). `out_dir` is
+  /// BenchConfig::out_dir. An error is a refused argument.
+  std::function<Expected<void>(Plan&, const std::filesystem::path& out_dir)> expand_plan;
+  /// Optional: the lane's own console figures, printed after the runner's
+  /// summary (print_lane_summaries); nothing when none of its runs is in
+  /// the report.
+  std::function<void(const Report&, std::ostream&)> print_summary;
 };
 
 /// The lane table.

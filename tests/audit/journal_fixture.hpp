@@ -20,7 +20,7 @@
 #include "support/temp_dir.hpp"
 #include "hft/store/message_store.hpp"
 
-namespace hft::engine::test {
+namespace hft::audit::test {
 
 /// 2026-01-01T00:00:00Z in ns.
 inline constexpr std::int64_t kT0 = 1'767'225'600'000'000'000;
@@ -151,4 +151,4 @@ inline bool write_conversation(const std::string& dir) {
   return true;
 }
 
-}  // namespace hft::engine::test
+}  // namespace hft::audit::test

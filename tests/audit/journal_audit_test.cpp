@@ -1,4 +1,4 @@
-#include "hft/engine/journal_audit.hpp"
+#include "hft/audit/journal_audit.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/journal_fixture.hpp"
+#include "audit/journal_fixture.hpp"
 #include "hft/store/format.hpp"
 #include "hft/store/journal_reader.hpp"
 
-namespace hft::engine {
+namespace hft::audit {
 namespace {
 
 using test::append;
@@ -763,4 +763,4 @@ TEST(JournalTime, parses_iso_fix_and_nanosecond_forms) {
 }
 
 }  // namespace
-}  // namespace hft::engine
+}  // namespace hft::audit

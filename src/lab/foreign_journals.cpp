@@ -1,4 +1,4 @@
-#include "foreign_journals.hpp"
+#include "hft/lab/foreign_journals.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -14,20 +14,14 @@
 #include <vector>
 
 #include "hft/codec/parser.hpp"
+#include "hft/lab/reference_order.hpp"
+#include "text.hpp"
 
-namespace hft::lab::journals {
+namespace hft::lab {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr std::string_view kReferenceSymbol = "NOKIA.HE";
-
-std::string per_type_text(const std::map<std::string, std::uint64_t>& per_type) {
-  std::string s;
-  for (const auto& [type, n] : per_type) s += (s.empty() ? "" : ", ") + type + ": " + std::to_string(n);
-  return s;
-}
 
 /// A whole file mapped read-only (llfix files are up to the segment size,
 /// hundreds of MiB: not copied into memory).
@@ -131,7 +125,7 @@ void MessageAudit::check(std::string_view message, std::uint64_t stored_seq, con
   ++per_type_[type];
   if (type == "D") {
     ++orders_;
-    if (view.get(453) != "2" || view.get(codec::tag::kSymbol) != kReferenceSymbol) {
+    if (view.get(453) != "2" || view.get(codec::tag::kSymbol) != ref::kSymbol) {
       fail(where + "seq " + std::to_string(msg_seq) + ": order fields (55, 453) are not the reference order's");
     }
   }
@@ -141,9 +135,9 @@ AuditResult MessageAudit::finish(const std::string& what, const std::string& che
                                  std::uint64_t expected_orders) const {
   AuditResult out;
   out.checked = records_;
-  std::string detail = what + ": " + std::to_string(records_) + " messages (" + per_type_text(per_type_) +
-                       "), seqs " + std::to_string(first_seq_) + ".." + std::to_string(last_seq_) + "; " + checked +
-                       " checked";
+  std::string detail = what + ": " + std::to_string(records_) + " messages (" +
+                       detail::per_type_text(per_type_) + "), seqs " + std::to_string(first_seq_) + ".." +
+                       std::to_string(last_seq_) + "; " + checked + " checked";
   if (failures_ != 0) {
     out.status = AuditResult::Status::kFail;
     detail += "; FAILED: " + std::to_string(failures_) + " failure(s), first: " + first_failure_;
@@ -299,4 +293,4 @@ AuditResult audit_llfix_journal(const fs::path& dir, std::uint64_t expected_orde
                       expected_orders);
 }
 
-}  // namespace hft::lab::journals
+}  // namespace hft::lab

@@ -1,8 +1,8 @@
 // The lab's reader and audit of llfix's serialised message files
-// (apps/hft-bench/journals): a journal laid out as llfix 1.0.5 writes it
+// (hft/lab/foreign_journals.hpp): a journal laid out as llfix 1.0.5 writes it
 // passes, and every kind of damage the layout lets one see fails the audit
 // with the file named.
-#include "journals/foreign_journals.hpp"
+#include "hft/lab/foreign_journals.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,9 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using hft::lab::AuditResult;
-using hft::lab::journals::audit_llfix_journal;
-using hft::lab::journals::LlfixRecord;
-using hft::lab::journals::read_llfix_file;
+using hft::lab::audit_llfix_journal;
+using hft::lab::LlfixRecord;
+using hft::lab::read_llfix_file;
 
 constexpr std::size_t kFileSize = 4096 * 4;
 

@@ -1,4 +1,4 @@
-#include "hft/engine/journal_audit.hpp"
+#include "hft/audit/journal_audit.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -23,7 +23,7 @@
 #include "hft/store/journal.hpp"
 #include "hft/store/journal_reader.hpp"
 
-namespace hft::engine {
+namespace hft::audit {
 
 namespace {
 
@@ -1350,4 +1350,4 @@ std::string to_json(const std::vector<JournalSummary>& summaries, int indent) {
   return dump(all, indent);
 }
 
-}  // namespace hft::engine
+}  // namespace hft::audit

@@ -4,6 +4,9 @@
 // wire bytes, so each message is checked the same way (MessageAudit):
 // framing, BodyLength and CheckSum, MsgSeqNum contiguous, the reference
 // order's fields, and the NewOrderSingle count against the calls made.
+// They are readers of those formats over the codec, with no code of either
+// engine, so they live in the lab library and are built and tested whether
+// or not QuickFIX or llfix is.
 //
 // llfix 1.0.5's serialised message file (MessageSerialiser in
 // electronic_trading/common/message_serialiser.h), one per <n>.bin in the
@@ -38,7 +41,7 @@
 #include "hft/core/expected.hpp"
 #include "hft/lab/lane.hpp"
 
-namespace hft::lab::journals {
+namespace hft::lab {
 
 /// Per-message checks shared by the foreign-journal audits, accumulated
 /// over one journal: record count, per-type counts, sequence range and the
@@ -113,4 +116,4 @@ struct LlfixFileSummary {
 /// detail names the file.
 [[nodiscard]] AuditResult audit_llfix_journal(const std::filesystem::path& dir, std::uint64_t expected_orders);
 
-}  // namespace hft::lab::journals
+}  // namespace hft::lab

@@ -1,7 +1,9 @@
 // Reading a session's journals after the fact: listing messages (dump),
 // summarising them (stats) and auditing them (audit). The hft-journal tool is
 // a thin command line over these functions; the latency lab calls
-// audit_journal() on the journal of every run.
+// audit_journal() on the journal of every run. This is the audit layer
+// (hft::audit): it stands on codec and store only, so neither needs the
+// session, transport or engine layers to read a journal.
 //
 // A directory given here is either
 //   - a journal: a directory of "NNNNNNNN.seg" segment files, or
@@ -61,7 +63,7 @@
 #include "hft/codec/validator.hpp"
 #include "hft/core/expected.hpp"
 
-namespace hft::engine {
+namespace hft::audit {
 
 /// Messages per MsgType (35), ordered by MsgType; looked up without a copy.
 using PerTypeCounts = std::map<std::string, std::uint64_t, std::less<>>;
@@ -357,4 +359,4 @@ struct AuditReport {
 /// Summaries as JSON text.
 [[nodiscard]] std::string to_json(const std::vector<JournalSummary>& summaries, int indent = 2);
 
-}  // namespace hft::engine
+}  // namespace hft::audit

@@ -1,0 +1,49 @@
+// The post-run audits of the journals a run wrote (LAB.md rule 10): a
+// client engine's outbound journal, whichever engine wrote it (libhft
+// through the audit layer, hft::audit::audit_journal; QuickFIX's FileStore
+// and llfix's serialised files through foreign_journals.hpp), and the
+// inbound and outbound journals of the venue's session stores. Each passes
+// when every record passes and the journal holds exactly the messages the
+// run sent or answered; the result goes into RunResult::audit.
+//
+// The libhft journals are validated against the reference order's
+// dictionaries (reference_order.hpp): FIXT11.xml and FIX50SP2.xml in
+// `spec_dir`, loaded once per process (per spec_dir). Files are read, never
+// written, except by remove_run_journals.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hft/lab/lane.hpp"
+
+namespace hft::lab {
+
+/// Audits the outbound journal a client engine wrote in `dir`: a libhft
+/// session store (it holds outbound/), a QuickFIX FileStore (a *.header
+/// file and its .body) or llfix serialised files (<n>.bin). Passes when
+/// every check passes and the journal holds exactly `expected_orders`
+/// NewOrderSingles. Not run: no such directory, or (libhft) the
+/// dictionaries in `spec_dir` did not load. Fails: a directory that is none
+/// of the three.
+[[nodiscard]] AuditResult audit_client_journal(const std::filesystem::path& dir,
+                                               std::uint64_t expected_orders, const std::string& spec_dir);
+
+/// Audits one venue session store (libhft): inbound NewOrderSingles ==
+/// `orders`, outbound ExecutionReports == `reports`, both journals pass.
+[[nodiscard]] AuditResult audit_venue_store(const std::filesystem::path& session_dir, std::uint64_t orders,
+                                            std::uint64_t reports, const std::string& spec_dir);
+
+/// Combines audits: fail if any failed, pass if all passed (and there is
+/// at least one), else not run. Details joined with " | ", counts summed.
+[[nodiscard]] AuditResult combine_audits(const std::vector<std::pair<std::string, AuditResult>>& parts);
+
+/// Removes the journals of a run whose audit did not fail (640 MiB segments
+/// add up quickly); keeps everything when it failed. Returns a note for the
+/// report (the disk use removed, or where the journals are kept).
+[[nodiscard]] std::string remove_run_journals(const std::filesystem::path& run_dir, const AuditResult& audit);
+
+}  // namespace hft::lab
