@@ -433,6 +433,12 @@ Expected<Plan> plan_bench(const BenchConfig& config, const LaneRegistry& registr
     for (const std::string& v : variants) {
       if (lane->uses_engine) {
         for (const std::string& e : config.engines) {
+          if (!lane->engines.empty() && !contains(lane->engines, e)) {
+            const std::string note = "lane " + lane->name + ": engine " + e + " left out (this lane drives " +
+                                     join(lane->engines) + ")";
+            if (!contains(plan.notes, note)) plan.notes.push_back(note);
+            continue;
+          }
           const EngineInfo* info = engines.find(e);
           if (info == nullptr || !info->available) {
             const std::string hint = info != nullptr && !info->build_hint.empty() ? "; " + info->build_hint : "";
@@ -445,6 +451,11 @@ Expected<Plan> plan_bench(const BenchConfig& config, const LaneRegistry& registr
         cells.push_back({lane, v, "none"});
       }
     }
+  }
+  if (cells.empty()) {
+    std::string why;
+    for (const std::string& n : plan.notes) why += (why.empty() ? "" : "; ") + n;
+    return Error{"nothing to run: " + why};
   }
 
   // Arms.

@@ -35,7 +35,7 @@ std::string event_key(const RunEvent& event) {
 }
 
 Attribution attribute_long_calls(const Series& series, const std::vector<RunEvent>& events,
-                                 double threshold_ns) {
+                                 double threshold_ns, std::size_t max_listed) {
   Attribution out;
   out.series = series.name;
   out.threshold_ns = threshold_ns;
@@ -48,8 +48,27 @@ Attribution attribute_long_calls(const Series& series, const std::vector<RunEven
                    [&](std::size_t x, std::size_t y) { return events[x].begin < events[y].begin; });
   std::int64_t longest = 0;
   for (const RunEvent& e : events) longest = std::max(longest, e.end - e.begin);
+
+  // Which long calls are listed: the longest max_listed (ties: the earlier).
+  std::vector<std::size_t> long_idx;
   for (std::size_t k = 0; k < series.values.size(); ++k) {
-    if (series.ns(k) < threshold_ns) continue;
+    if (series.ns(k) >= threshold_ns) long_idx.push_back(k);
+  }
+  out.long_calls = long_idx.size();
+  std::vector<bool> listed(long_idx.size(), true);
+  if (long_idx.size() > max_listed) {
+    std::vector<std::size_t> by_length(long_idx.size());
+    for (std::size_t k = 0; k < by_length.size(); ++k) by_length[k] = k;
+    std::stable_sort(by_length.begin(), by_length.end(), [&](std::size_t x, std::size_t y) {
+      return series.values[long_idx[x]] > series.values[long_idx[y]];
+    });
+    listed.assign(long_idx.size(), false);
+    for (std::size_t k = 0; k < max_listed; ++k) listed[by_length[k]] = true;
+  }
+  out.calls.reserve(std::min(long_idx.size(), max_listed));
+
+  for (std::size_t n = 0; n < long_idx.size(); ++n) {
+    const std::size_t k = long_idx[n];
     LongCall call;
     call.index = k;
     call.start = series.time[k];
@@ -58,17 +77,23 @@ Attribution attribute_long_calls(const Series& series, const std::vector<RunEven
     const std::int64_t e = call.start + call.duration;
     auto first = std::lower_bound(order.begin(), order.end(), s - longest,
                                   [&](std::size_t i, std::int64_t v) { return events[i].begin < v; });
-    std::vector<std::string> kinds;
+    std::vector<std::size_t> overlapping;
     for (auto it = first; it != order.end() && events[*it].begin <= e; ++it) {
       const RunEvent& ev = events[*it];
       if (ev.end < s) continue;
-      call.events.push_back(*it);
+      overlapping.push_back(*it);
       std::string key = event_key(ev);
-      if (std::find(kinds.begin(), kinds.end(), key) == kinds.end()) kinds.push_back(std::move(key));
+      if (std::find(call.kinds.begin(), call.kinds.end(), key) == call.kinds.end()) {
+        call.kinds.push_back(std::move(key));
+      }
     }
-    std::sort(call.events.begin(), call.events.end());
-    if (call.events.empty()) ++out.unattributed;
-    for (const std::string& key : kinds) ++out.calls_by_kind[key];
+    if (overlapping.empty()) ++out.unattributed;
+    for (const std::string& key : call.kinds) ++out.calls_by_kind[key];
+    if (!listed[n]) continue;
+    std::sort(overlapping.begin(), overlapping.end());
+    call.overlapping = overlapping.size();
+    if (overlapping.size() > kMaxEventsPerCall) overlapping.resize(kMaxEventsPerCall);
+    call.events = std::move(overlapping);
     out.calls.push_back(std::move(call));
   }
   return out;

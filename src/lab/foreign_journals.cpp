@@ -123,8 +123,8 @@ void MessageAudit::check(std::string_view message, std::uint64_t stored_seq, con
   }
   const std::string type(view.msg_type());
   ++per_type_[type];
+  if (type == counted_type_) ++orders_;
   if (type == "D") {
-    ++orders_;
     if (view.get(453) != "2" || view.get(codec::tag::kSymbol) != ref::kSymbol) {
       fail(where + "seq " + std::to_string(msg_seq) + ": order fields (55, 453) are not the reference order's");
     }
@@ -143,10 +143,11 @@ AuditResult MessageAudit::finish(const std::string& what, const std::string& che
     detail += "; FAILED: " + std::to_string(failures_) + " failure(s), first: " + first_failure_;
   } else if (orders_ != expected_orders) {
     out.status = AuditResult::Status::kFail;
-    detail += "; FAILED: " + std::to_string(orders_) + " orders, expected " + std::to_string(expected_orders);
+    detail += "; FAILED: " + std::to_string(orders_) + " 35=" + counted_type_ + " messages, expected " +
+              std::to_string(expected_orders);
   } else {
     out.status = AuditResult::Status::kPass;
-    detail += "; 35=D count " + std::to_string(orders_) + " == expected";
+    detail += "; 35=" + counted_type_ + " count " + std::to_string(orders_) + " == expected";
   }
   out.detail = std::move(detail);
   return out;
@@ -237,7 +238,7 @@ bool is_llfix_journal(const fs::path& dir) {
   return false;
 }
 
-AuditResult audit_llfix_journal(const fs::path& dir, std::uint64_t expected_orders) {
+AuditResult audit_llfix_journal(const fs::path& dir, std::uint64_t expected_orders, const std::string& counted_type) {
   const std::string what = "llfix journal " + dir.string();
   std::vector<std::pair<std::uint64_t, fs::path>> files;
   std::error_code ec;
@@ -247,7 +248,7 @@ AuditResult audit_llfix_journal(const fs::path& dir, std::uint64_t expected_orde
   std::sort(files.begin(), files.end());
   if (files.empty()) return AuditResult{AuditResult::Status::kFail, 0, what + ": no <n>.bin files"};
 
-  MessageAudit audit;
+  MessageAudit audit(counted_type);
   std::uint64_t file_size = 0;
   std::uint64_t previous_ts = 0;
   for (std::size_t i = 0; i < files.size(); ++i) {

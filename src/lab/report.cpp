@@ -191,21 +191,20 @@ json events_json(const RunRecord& r) {
 }  // namespace
 
 json detail::attribution_json(const Attribution& a, const std::vector<RunEvent>& events) {
+  (void)events;  // the calls carry their kinds
   json calls = json::array();
   for (const LongCall& c : a.calls) {
-    json kinds = json::array();
-    for (const std::size_t i : c.events) {
-      const std::string key = event_key(events[i]);
-      if (std::find(kinds.begin(), kinds.end(), key) == kinds.end()) kinds.push_back(key);
-    }
     calls.push_back({{"index", c.index}, {"start", c.start}, {"duration", c.duration}, {"events", c.events},
-                     {"kinds", kinds}});
+                     {"overlapping", c.overlapping}, {"kinds", c.kinds}});
   }
   json by_kind = json::object();
   for (const auto& [k, n] : a.calls_by_kind) by_kind[k] = n;
   return {{"series", a.series},           {"threshold_ns", a.threshold_ns},
-          {"long_calls", a.calls.size()}, {"with_events", a.calls.size() - a.unattributed},
+          {"long_calls", a.long_calls}, {"with_events", a.long_calls - a.unattributed},
           {"unattributed", a.unattributed}, {"calls_by_kind", by_kind},
+          {"listed", a.calls.size()},
+          {"listed_rule", "the longest " + std::to_string(kMaxListedCalls) + " calls, in call order, each with the first " +
+                              std::to_string(kMaxEventsPerCall) + " of its overlapping events"},
           {"calls", calls}};
 }
 
@@ -823,13 +822,18 @@ void attribution_html(std::ostringstream& o, const Report& rep) {
                 (e.begin >= call.start ? "+" : "-") + format_ns(std::abs(ns(e.begin - call.start))) + ", " +
                 format_ns(ns(e.end - e.begin)) + (e.source == "os" ? " (" + std::to_string(e.a) + ")" : "");
       }
+      if (call.overlapping > call.events.size()) {
+        list += "; ... " + std::to_string(call.overlapping - call.events.size()) + " more";
+      }
       o << "<tr" << (call.events.empty() ? " class='flag'" : "") << "><td>" << call.index << "</td><td>"
         << fixed(ns(call.start) / 1e9, 6) << " s</td><td>" << esc(format_ns(ns(call.duration)))
         << "</td><td class='detail'>" << esc(list.empty() ? std::string("no event") : list) << "</td></tr>\n";
     }
     o << "</table>\n";
-    if (a.calls.size() > kMaxRows) {
-      o << "<p class='note'>" << a.calls.size() - kMaxRows << " more in report.json (runs[].attribution).</p>\n";
+    if (a.long_calls > std::min<std::uint64_t>(a.calls.size(), kMaxRows)) {
+      o << "<p class='note'>" << std::min<std::size_t>(a.calls.size(), kMaxRows) << " of " << a.long_calls
+        << " long calls shown: the longest, in call order (report.json runs[].attribution lists "
+        << a.calls.size() << "; the events file has every event).</p>\n";
     }
   }
 }
@@ -938,9 +942,9 @@ std::string html_text(const Report& rep) {
 }  // namespace
 
 std::string attribution_line(const Attribution& a) {
-  std::string out = a.series + ": " + std::to_string(a.calls.size()) + " calls >= " + format_ns(a.threshold_ns);
-  if (a.calls.empty()) return out;
-  out += ", " + std::to_string(a.calls.size() - a.unattributed) + " with events";
+  std::string out = a.series + ": " + std::to_string(a.long_calls) + " calls >= " + format_ns(a.threshold_ns);
+  if (a.long_calls == 0) return out;
+  out += ", " + std::to_string(a.long_calls - a.unattributed) + " with events";
   // The kinds by how many long calls they overlap, most first.
   std::vector<std::pair<std::uint64_t, std::string>> kinds;
   for (const auto& [k, n] : a.calls_by_kind) kinds.emplace_back(n, k);

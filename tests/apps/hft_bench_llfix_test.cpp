@@ -2,8 +2,10 @@
 // hft-bench runs the tx and rtt lanes with --engines llfix against a real
 // hft-venue child; every run completes, llfix's own outgoing journal files
 // are audited (every order, warm-ups included, with contiguous sequence
-// numbers and good CheckSums) and the report names llfix. Options llfix
-// cannot honour are refused before anything runs.
+// numbers and good CheckSums) and the report names llfix. The rx lane runs
+// llfix's own acceptor (hft-bench-llfix-venue) beside hft-venue, and audits
+// its incoming and outgoing files. Options llfix cannot honour are refused
+// before anything runs.
 #include <set>
 #include <sstream>
 #include <string>
@@ -75,6 +77,53 @@ TEST_F(HftBenchLlfix, journal_rotations_inside_the_window_are_audited_across_fil
   ASSERT_NE(at, std::string::npos) << detail;
   const auto start = detail.rfind('(', at) + 1;
   EXPECT_GE(std::stoi(detail.substr(start, at - start)), 2) << detail;
+}
+
+TEST_F(HftBenchLlfix, rx_lane_drives_llfix_acceptor_beside_hft_venue_and_audits_both_its_journals) {
+  const std::uint64_t calls = 3000;
+  const json report = run_passing("--lanes rx --engines libhft,llfix --calls " + std::to_string(calls) +
+                                  " --warmup 300 --clients 3 --segment-size 1MiB --bracket-calls 1000");
+  ASSERT_TRUE(report.is_object());
+  ASSERT_EQ(report["runs"].size(), 2u);
+  std::set<std::string> engines;
+  for (const json& run : report["runs"]) {
+    const std::string id = run["id"];
+    const std::string engine = run["engine"];
+    engines.insert(engine);
+    EXPECT_EQ(run["lane"], "rx") << id;
+    EXPECT_EQ(run["error"], "") << id;
+    EXPECT_GT(run["achieved_rate"].get<double>(), 0) << id;
+    // One ns/message sample per 1,000 answered orders.
+    EXPECT_EQ(run["series"][0]["stats"]["count"], calls / 1000) << id;
+    EXPECT_EQ(run["audit"]["status"], "pass") << id << ": " << run["audit"]["detail"];
+    // Both engines' runs are bracketed by floor runs, as every engine run is.
+    EXPECT_EQ(run["bracket"]["before"]["error"], "") << id;
+    const std::string venue = run["notes"]["venue"];
+    const std::string detail = run["audit"]["detail"];
+    if (engine == "llfix") {
+      EXPECT_NE(venue.find("llfix venue: llfix 1.0"), std::string::npos) << venue;
+      EXPECT_NE(venue.find("3 session(s)"), std::string::npos) << venue;
+      // Every order of every connection (warm-up included) is in the
+      // session's incoming files, and one report per order in its outgoing.
+      for (const char* comp : {"CLIENT1", "CLIENT2", "CLIENT3"}) {
+        EXPECT_NE(detail.find(std::string(comp) + "/incoming"), std::string::npos) << comp << " " << detail;
+        EXPECT_NE(detail.find(std::string(comp) + "/outgoing"), std::string::npos) << comp << " " << detail;
+      }
+      EXPECT_NE(detail.find("35=8 count"), std::string::npos) << detail;
+      const std::string at_exit = run["notes"]["venue at exit"];
+      EXPECT_NE(at_exit.find(std::to_string(calls + 300) + " orders received, " + std::to_string(calls + 300) +
+                             " execution reports sent, 0 sends failed"),
+                std::string::npos)
+          << at_exit;
+      bool reactor = false;
+      for (const json& t : run["threads"]) reactor = reactor || t["role"] == "llfix reactor";
+      EXPECT_TRUE(reactor) << run["threads"].dump();
+    } else {
+      EXPECT_NE(venue.find("hft-venue"), std::string::npos) << venue;
+      EXPECT_NE(detail.find("EXECUTOR-CLIENT3"), std::string::npos) << detail;
+    }
+  }
+  EXPECT_EQ(engines, (std::set<std::string>{"libhft", "llfix"}));
 }
 
 TEST_F(HftBenchLlfix, prealloc_off_is_refused_before_anything_runs) {

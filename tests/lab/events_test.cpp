@@ -80,6 +80,27 @@ TEST(Attribution, counts_long_calls_without_any_event) {
   EXPECT_TRUE(a.calls_by_kind.empty());
 }
 
+TEST(Attribution, counts_every_long_call_but_lists_only_the_longest_and_a_bounded_number_of_events_each) {
+  // Five long calls (durations 200, 500, 300, 900, 150 us) and a point event
+  // inside call 0 and 150 events all inside call 3.
+  const Series s = series_of({0, 1'000'000, 2'000'000, 3'000'000, 5'000'000},
+                             {200'000, 500'000, 300'000, 900'000, 150'000});
+  std::vector<RunEvent> events{event("venue", "rotate", 10'000, 10'000)};
+  for (std::int64_t k = 0; k < 150; ++k) events.push_back(event("os", "minor_faults", 3'000'000 + k, 3'000'000 + k, 1));
+  sort_events(events);
+  const Attribution a = attribute_long_calls(s, events, 100'000, /*max_listed=*/2);
+  EXPECT_EQ(a.long_calls, 5u);
+  EXPECT_EQ(a.unattributed, 3u) << "calls 1, 2 and 4 overlap nothing";
+  EXPECT_EQ(a.calls_by_kind.at("venue:rotate"), 1u) << "counted though call 0 is not listed";
+  EXPECT_EQ(a.calls_by_kind.at("os:minor_faults"), 1u);
+  ASSERT_EQ(a.calls.size(), 2u);
+  EXPECT_EQ(a.calls[0].index, 1u) << "the two longest (500 and 900 us), in call order";
+  EXPECT_EQ(a.calls[1].index, 3u);
+  EXPECT_EQ(a.calls[1].overlapping, 150u);
+  EXPECT_EQ(a.calls[1].events.size(), hft::lab::kMaxEventsPerCall);
+  EXPECT_EQ(a.calls[1].kinds, (std::vector<std::string>{"os:minor_faults"}));
+}
+
 TEST(Attribution, a_series_without_start_times_has_no_calls_to_attribute) {
   Series s = series_of({}, {500'000});
   EXPECT_TRUE(attribute_long_calls(s, {event("venue", "rotate", 0, 1)}).calls.empty());

@@ -120,7 +120,23 @@ TEST_F(LlfixJournal, passes_rotated_files_with_contiguous_sequence_numbers) {
 
 TEST_F(LlfixJournal, fails_when_the_order_count_differs_from_the_calls_made) {
   write("1.bin", llfix_file(session(3)));
-  expect_failure(4, {"3 orders, expected 4"});
+  expect_failure(4, {"3 35=D messages, expected 4"});
+}
+
+TEST_F(LlfixJournal, counts_the_reports_of_a_venue_outgoing_journal_when_asked) {
+  // A venue's outgoing journal: Logon answer, one report per order, Logout.
+  std::vector<Record> r{{message('A', 1)}};
+  for (std::uint64_t k = 0; k < 3; ++k) r.push_back({message('8', 2 + k)});
+  r.push_back({message('5', 5)});
+  write("1.bin", llfix_file(r));
+  const AuditResult reports = audit_llfix_journal(dir_.path(), 3, "8");
+  EXPECT_EQ(reports.status, AuditResult::Status::kPass) << reports.detail;
+  EXPECT_NE(reports.detail.find("35=8 count 3 == expected"), std::string::npos) << reports.detail;
+  const AuditResult one_short = audit_llfix_journal(dir_.path(), 4, "8");
+  EXPECT_EQ(one_short.status, AuditResult::Status::kFail) << one_short.detail;
+  EXPECT_NE(one_short.detail.find("3 35=8 messages, expected 4"), std::string::npos) << one_short.detail;
+  // Counted as orders, the same journal has none.
+  EXPECT_EQ(audit(3).status, AuditResult::Status::kFail);
 }
 
 TEST_F(LlfixJournal, fails_naming_the_file_when_it_is_truncated_inside_a_record) {

@@ -16,30 +16,41 @@ namespace fs = std::filesystem;
 
 std::string spec_dir() { return apps::default_spec_dir(); }
 
-Expected<fs::path> venue_executable() {
+Expected<fs::path> find_program(const ProgramSearch& search) {
   std::vector<fs::path> tried;
   std::error_code ec;
   const auto usable = [&](const fs::path& p) {
     tried.push_back(p);
     return !p.empty() && fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
   };
-  if (const char* env = std::getenv("HFT_VENUE_EXE"); env != nullptr && *env != 0) {
+  if (const char* env = std::getenv(search.env_var); env != nullptr && *env != 0) {
     if (usable(env)) return fs::path(env);
-    return Error{std::string("HFT_VENUE_EXE=") + env + ": not an executable file"};
+    return Error{std::string(search.env_var) + "=" + env + ": not an executable file"};
   }
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    // Installed side by side, or the build tree's apps/hft-venue/.
-    if (const fs::path p = exe.parent_path() / "hft-venue"; usable(p)) return p;
-    if (const fs::path p = exe.parent_path().parent_path() / "hft-venue" / "hft-venue"; usable(p)) return p;
+    // Installed side by side, or the build tree's apps/<name>/.
+    if (const fs::path p = exe.parent_path() / search.name; usable(p)) return p;
+    if (const fs::path p = exe.parent_path().parent_path() / search.name / search.name; usable(p)) return p;
   }
-#ifdef HFT_BENCH_VENUE_EXE
-  if (const fs::path p = HFT_BENCH_VENUE_EXE; usable(p)) return p;
-#endif
+  if (search.built_path != nullptr) {
+    if (const fs::path p = search.built_path; usable(p)) return p;
+  }
   std::string list;
   for (const fs::path& p : tried) list += (list.empty() ? "" : ", ") + p.string();
-  return Error{"hft-venue not found (looked at " + list +
-               "); build it (cmake --build <dir> --target hft-venue) or set HFT_VENUE_EXE"};
+  return Error{std::string(search.name) + " not found (looked at " + list + "); " + search.hint + " or set " +
+               search.env_var};
+}
+
+Expected<fs::path> venue_executable() {
+  ProgramSearch search;
+  search.name = "hft-venue";
+  search.env_var = "HFT_VENUE_EXE";
+#ifdef HFT_BENCH_VENUE_EXE
+  search.built_path = HFT_BENCH_VENUE_EXE;
+#endif
+  search.hint = "build it (cmake --build <dir> --target hft-venue)";
+  return find_program(search);
 }
 
 std::string journal_keys(std::uint64_t segment_size, bool prealloc, bool full_size) {

@@ -60,6 +60,17 @@ struct TlsFiles {
 /// Error names every place looked at.
 [[nodiscard]] Expected<std::filesystem::path> venue_executable();
 
+/// Where a program the lab starts is looked for (venue_executable()).
+struct ProgramSearch {
+  const char* name = "";                ///< file name, e.g. "hft-venue"
+  const char* env_var = "";             ///< an environment variable that names it (wins when set)
+  const char* built_path = nullptr;     ///< the build tree's path, recorded at configure time
+  const char* hint = "build it";        ///< how to get it, for the error
+};
+/// $env_var, next to hft-bench, ../<name>/<name> from it, or built_path.
+/// Error names every place looked at.
+[[nodiscard]] Expected<std::filesystem::path> find_program(const ProgramSearch& search);
+
 /// One acceptor session of the venue config.
 struct VenueSession {
   std::string client_comp_id = std::string(ref::kSender);

@@ -1,13 +1,23 @@
 // The rx lane: acceptor throughput. N client connections (--clients,
 // default 8; sessions CLIENT1..CLIENTN) stream reference NewOrderSingles
-// into ONE hft-venue engine thread (pinned to --server-core), which frames,
-// parses, validates against FIXT11 + FIX50SP2, journals the order, and
-// answers with an ExecutionReport that it journals too.
+// into ONE acceptor thread (pinned to --server-core), which frames, parses,
+// validates, journals the order, and answers with an ExecutionReport that it
+// journals too. The acceptor is the engine under test (--engines):
+//   libhft  hft-venue --no-fill: validates against FIXT11 + FIX50SP2
+//   llfix   hft-bench-llfix-venue (llfix/llfix_venue.cpp, built with
+//           HFT_LLFIX_DIR): llfix's FixServer<TcpReactor<>> as in llfix's
+//           networked_server_rx benchmark, its session validations on, no
+//           dictionary validation (this llfix tree has no dictionary
+//           headers); --segment-size is its max_serialised_file_size
+// QuickFIX has no rx driver: with --engines quickfix this lane leaves it
+// out (a plan note says so).
 //
-// Variants (how the venue's engine thread waits):
-//   busy   PollMode=busy: it spins on its sockets (the latency setting)
-//   epoll  PollMode=epoll, IdleStrategy=backoff: it sleeps when idle, so its
-//          CPU time is its work (the "acceptor CPU" note is then exact)
+// Variants (how the acceptor thread waits):
+//   busy   it spins on its sockets (libhft PollMode=busy; llfix a zero
+//          epoll_wait timeout): the latency setting
+//   epoll  it sleeps when idle (libhft PollMode=epoll, IdleStrategy=backoff;
+//          llfix's default 1 ms epoll_wait timeout), so its CPU time is its
+//          work (the "acceptor CPU" note is then exact)
 //
 // The clients are the lean load generator (load_generator.hpp, shared with
 // the load lane) on one pinned thread, scanning its connections (not an
@@ -27,8 +37,13 @@
 //   acceptor CPU        the venue engine thread's CPU time (schedstat) over
 //                       the phase / orders: ns of acceptor CPU per message
 // The audit checks each venue session's inbound journal holds exactly the
-// orders its connection sent and its outbound journal as many reports.
+// orders its connection sent and its outbound journal as many reports
+// (libhft's journal audit; for llfix its incoming and outgoing serialised
+// files, hft/lab/foreign_journals.hpp).
 #include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
 
 #include <algorithm>
 #include <memory>
@@ -38,6 +53,8 @@
 
 #include "hft/core/clock.hpp"
 #include "hft/core/cpu.hpp"
+#include "hft/lab/engine_adapter.hpp"
+#include "hft/lab/foreign_journals.hpp"
 #include "lane_support.hpp"
 #include "load_generator.hpp"
 
@@ -59,6 +76,67 @@ struct Outcome {
   RunResult result;
 };
 
+/// The acceptor under test, started by the lane: hft-venue (its engine is
+/// its main thread) or the llfix venue (its reactor thread, named in its
+/// tid file).
+struct RxVenue {
+  std::unique_ptr<ChildProcess> process;
+  pid_t engine_tid = -1;  ///< -1: the main thread
+  std::filesystem::path store_dir;
+
+  [[nodiscard]] std::uint64_t engine_cpu_ns() const {
+    return engine_tid < 0 ? process->main_thread_cpu_ns() : thread_cpu_ns(process->pid(), engine_tid);
+  }
+  [[nodiscard]] int engine_cpu() const {
+    return engine_tid < 0 ? process->main_thread_cpu() : thread_last_cpu(process->pid(), engine_tid);
+  }
+};
+
+/// Finds hft-bench-llfix-venue (find_program: $HFT_LLFIX_VENUE_EXE, next to
+/// hft-bench, or the build tree's).
+Expected<std::filesystem::path> llfix_venue_executable() {
+  ProgramSearch search;
+  search.name = "hft-bench-llfix-venue";
+  search.env_var = "HFT_LLFIX_VENUE_EXE";
+#ifdef HFT_BENCH_LLFIX_VENUE_EXE
+  search.built_path = HFT_BENCH_LLFIX_VENUE_EXE;
+#endif
+  search.hint = "configure with -DHFT_LLFIX_DIR=<llfix tree> and build it";
+  return find_program(search);
+}
+
+Expected<RxVenue> start_llfix_venue(const LaneConfig& cfg, std::uint32_t sessions) {
+  auto exe = llfix_venue_executable();
+  if (!exe) return exe.error();
+  RxVenue v;
+  v.store_dir = cfg.run_dir / "llfix-venue-store";
+  std::error_code ec;
+  std::filesystem::create_directories(v.store_dir, ec);
+  if (ec) return Error{v.store_dir.string() + ": cannot create (" + ec.message() + ")"};
+  const std::filesystem::path tid_file = cfg.run_dir / "venue.tid";
+  ChildSpec child;
+  child.log_path = cfg.run_dir / "venue.log";
+  child.port_file = cfg.run_dir / "venue.port";
+  child.argv = {exe->string(), "--sessions", std::to_string(sessions), "--store", v.store_dir.string(),
+                "--port-file", child.port_file.string(), "--tid-file", tid_file.string(),
+                "--segment-size", std::to_string(cfg.segment_size), "--poll", cfg.variant == "epoll" ? "epoll" : "busy"};
+  if (cfg.server_core >= 0) {
+    child.argv.push_back("--core");
+    child.argv.push_back(std::to_string(cfg.server_core));
+  }
+  // Every journal file is written full of zeros before the port is: two
+  // per session.
+  child.listen_timeout_s = 15.0 + 2.0 * sessions * static_cast<double>(cfg.segment_size) / 100e6;
+  auto started = ChildProcess::start(child);
+  if (!started) return started.error();
+  v.process = std::move(*started);
+  std::ifstream tid(tid_file);
+  long t = 0;
+  if (!(tid >> t) || t <= 0) return Error{tid_file.string() + ": the llfix venue wrote no reactor thread id"};
+  v.engine_tid = static_cast<pid_t>(t);
+  return v;
+}
+
 void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   core::name_current_thread("rx-clients");
   RunResult& result = out.result;
@@ -70,9 +148,22 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   place.cpu_at_start = core::current_cpu();
   const std::uint32_t n = std::max<std::uint32_t>(1, cfg.connections);
 
-  std::unique_ptr<VenueProcess> venue;
+  std::optional<RxVenue> venue;
   std::uint16_t port = cfg.venue_port;
-  if (port == 0) {
+  const bool llfix = cfg.engine == "llfix";
+  if (port == 0 && llfix) {
+    auto started = start_llfix_venue(cfg, n);
+    if (!started) {
+      out.error = Error{"llfix venue: " + started.error().message};
+      return;
+    }
+    venue = std::move(*started);
+    port = venue->process->port();
+    result.notes.emplace_back("venue", venue->process->log_line_from("llfix venue: ") +
+                                           "; pid " + std::to_string(venue->process->pid()) +
+                                           "; one ExecutionReport per order; llfix session validations on, "
+                                           "no dictionary validation");
+  } else if (port == 0) {
     VenueSpec spec;
     spec.sessions.clear();
     for (std::uint32_t k = 0; k < n; ++k) spec.sessions.push_back({"CLIENT" + std::to_string(k + 1), {}});
@@ -85,11 +176,14 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
       out.error = Error{"venue: " + started.error().message};
       return;
     }
-    venue = std::move(*started);
-    port = venue->port();
-    result.notes.emplace_back("venue", "hft-venue pid " + std::to_string(venue->pid()) + ", " + std::to_string(n) +
+    RxVenue v;
+    v.store_dir = (*started)->store_dir();
+    v.process = std::move(*started);
+    venue = std::move(v);
+    port = venue->process->port();
+    result.notes.emplace_back("venue", "hft-venue pid " + std::to_string(venue->process->pid()) + ", " + std::to_string(n) +
                                            " sessions, PollMode=" + (spec.busy_poll ? std::string("busy") : std::string("epoll")) + ", --no-fill, journal " +
-                                           std::to_string(cfg.segment_size >> 20) + " MiB segments");
+                                           std::to_string(cfg.segment_size >> 20) + " MiB segments, FIXT11 + FIX50SP2 dictionary validation");
   }
   if (ctx.progress_total != nullptr) ctx.progress_total->store(cfg.warmup + cfg.calls);
 
@@ -106,8 +200,8 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
     // After the logons: ResetOnLogon rolls every journal to its spare, and
     // the new spares (two per session) are pre-faulted now, not while measuring.
     const double settle_max = 10.0 + 4.0 * n * static_cast<double>(cfg.segment_size) / 100e6;
-    result.notes.emplace_back("settle", wait_journal_threads_idle({venue->pid()}, settle_max));
-    result.threads.push_back({"venue", cfg.server_core, venue->engine_cpu(), -1});
+    result.notes.emplace_back("settle", wait_journal_threads_idle({venue->process->pid()}, settle_max));
+    result.threads.push_back({llfix ? "llfix reactor" : "venue", cfg.server_core, venue->engine_cpu(), -1});
   }
   std::uint64_t batches = 0;
   if (ok && cfg.warmup > 0) {
@@ -149,7 +243,7 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   if (venue && !result.threads.empty()) result.threads.back().cpu_at_end = venue->engine_cpu();
   result.threads.insert(result.threads.begin(), place);
   if (!ok) {
-    out.error = Error{ok.error().message + (venue ? " (venue log: " + venue->log_tail(300) + ")" : "")};
+    out.error = Error{ok.error().message + (venue ? " (venue log: " + venue->process->log_tail(300) + ")" : "")};
     return;
   }
 
@@ -200,7 +294,7 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   client.close_all();
 
   if (venue) {
-    auto stopped = venue->stop();
+    auto stopped = venue->process->stop();
     if (!stopped) {
       out.error = stopped.error();
       return;
@@ -208,7 +302,15 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
     result.notes.emplace_back("venue at exit", *stopped);
     std::vector<std::pair<std::string, AuditResult>> audits;
     for (const auto& [comp, orders] : totals) {
-      const auto dir = venue->store_dir() /
+      if (llfix) {
+        // Inbound: the Logon, the orders and the Logout; outbound: the
+        // Logon answer, one report per order and the Logout answer.
+        audits.emplace_back(comp + " incoming", audit_llfix_journal(venue->store_dir / comp / "incoming", orders));
+        audits.emplace_back(comp + " outgoing",
+                            audit_llfix_journal(venue->store_dir / comp / "outgoing", orders, "8"));
+        continue;
+      }
+      const auto dir = venue->store_dir /
                        (std::string(ref::kBeginString) + "-" + std::string(ref::kTarget) + "-" + comp);
       audits.emplace_back(comp, audit_venue_store(dir, orders, orders));
     }
@@ -232,6 +334,15 @@ Expected<RunResult> run_rx(const LaneConfig& cfg, RunContext& ctx) {
 
 Expected<void> rx_preflight(const LaneConfig& cfg) {
   if (cfg.calls < kLoadBlock) return Error{"rx: --calls " + std::to_string(cfg.calls) + ": at least 1000 orders"};
+  if (cfg.engine == "llfix") {
+    if (cfg.venue_port != 0) return Error{"rx: --venue with --engines llfix: the llfix acceptor is started by the lane"};
+    if (auto exe = llfix_venue_executable(); !exe) return Error{"rx: " + exe.error().message};
+    const EngineInfo* info = EngineRegistry::instance().find("llfix");
+    if (info != nullptr && info->check) {
+      if (auto ok = info->check(cfg); !ok) return Error{"rx: " + ok.error().message};
+    }
+    return {};
+  }
   LaneConfig c = cfg;
   c.engine = "libhft";
   return engine_lane_preflight(c);
@@ -240,8 +351,10 @@ Expected<void> rx_preflight(const LaneConfig& cfg) {
 Lane make_rx_lane() {
   Lane lane;
   lane.name = "rx";
-  lane.summary = "N clients stream orders into one hft-venue thread (validate, journal, answer): messages/s, ns/message";
+  lane.summary = "N clients stream orders into one acceptor thread (validate, journal, answer): messages/s, ns/message";
   lane.available = true;
+  lane.uses_engine = true;
+  lane.engines = {"libhft", "llfix"};
   lane.variants = {"busy", "epoll"};
   lane.default_variants = {"busy"};
   lane.preflight = rx_preflight;

@@ -60,24 +60,40 @@ struct LongCall {
   std::size_t index = 0;            ///< sample index in the series
   std::int64_t start = 0;           ///< series time (ticks from the origin)
   std::int64_t duration = 0;        ///< the sample (ticks)
-  std::vector<std::size_t> events;  ///< indices into the events, by begin
+  /// Indices into the events, ascending: the first kMaxEventsPerCall of
+  /// those overlapping the call.
+  std::vector<std::size_t> events;
+  std::size_t overlapping = 0;      ///< how many events overlap it (>= events.size())
+  /// Every distinct "source:kind" among them, in order of first overlap.
+  std::vector<std::string> kinds;
 };
+
+/// Bounds on what an attribution keeps, so that a run whose calls are
+/// nearly all long (a paced run behind its schedule: a million calls each
+/// overlapping hundreds of samples) costs kilobytes, not gigabytes, in
+/// memory and in report.json. The totals are always over every call.
+inline constexpr std::size_t kMaxListedCalls = 2000;
+inline constexpr std::size_t kMaxEventsPerCall = 64;
 
 /// The attribution of one series' long calls.
 struct Attribution {
   std::string series;  ///< the series' name
   double threshold_ns = 100'000;
-  std::vector<LongCall> calls;     ///< every call >= threshold, in call order
-  std::uint64_t unattributed = 0;  ///< calls with no overlapping event
-  /// "source:kind" -> how many long calls it overlaps.
+  std::uint64_t long_calls = 0;    ///< calls >= threshold
+  /// The longest kMaxListedCalls of them (ties: the earlier), in call order.
+  std::vector<LongCall> calls;
+  std::uint64_t unattributed = 0;  ///< calls >= threshold with no overlapping event
+  /// "source:kind" -> how many long calls it overlaps (over every long call).
   std::map<std::string, std::uint64_t> calls_by_kind;
 };
 
-/// Lists every call of `series` whose value is >= threshold_ns and the
-/// events whose [begin, end] overlaps [start, start + value]. A series
+/// Finds every call of `series` whose value is >= threshold_ns and the
+/// events whose [begin, end] overlaps [start, start + value]; counts them
+/// all and lists the longest `max_listed` (see Attribution). A series
 /// without start times (Series::time empty) gets no calls.
 [[nodiscard]] Attribution attribute_long_calls(const Series& series, const std::vector<RunEvent>& events,
-                                               double threshold_ns = 100'000);
+                                               double threshold_ns = 100'000,
+                                               std::size_t max_listed = kMaxListedCalls);
 
 /// "source:kind".
 [[nodiscard]] std::string event_key(const RunEvent& event);

@@ -48,6 +48,11 @@ namespace hft::lab {
 /// first failure.
 class MessageAudit {
  public:
+  /// `counted_type`: the MsgType finish() counts against the expected
+  /// number ("D": the orders of a client's outbound journal; "8": the
+  /// reports of a venue's).
+  explicit MessageAudit(std::string counted_type = "D") : counted_type_(std::move(counted_type)) {}
+
   /// Checks one stored message. `stored_seq` is the sequence number the
   /// journal keeps beside it (0 when it keeps none): the message's 34 must
   /// equal it. The sequence numbers (stored, else 34) must be contiguous.
@@ -56,9 +61,10 @@ class MessageAudit {
   /// Records a failure found outside the message (layout, bounds).
   void fail(const std::string& why);
 
-  /// The result: kFail on any failure or when the 35=D count differs from
-  /// `expected_orders`. Detail: "<what>: N messages (types), seqs a..b;
-  /// <checked> checked; 35=D count N == expected" or the first failure.
+  /// The result: kFail on any failure or when the count of the counted
+  /// type differs from `expected_orders`. Detail: "<what>: N messages
+  /// (types), seqs a..b; <checked> checked; 35=D count N == expected" or
+  /// the first failure.
   [[nodiscard]] AuditResult finish(const std::string& what, const std::string& checked,
                                    std::uint64_t expected_orders) const;
 
@@ -67,6 +73,7 @@ class MessageAudit {
  private:
   void sequence(std::uint64_t seq, const std::string& where);
 
+  std::string counted_type_;
   std::uint64_t records_ = 0;
   std::uint64_t orders_ = 0;
   std::uint64_t failures_ = 0;
@@ -112,8 +119,10 @@ struct LlfixFileSummary {
 /// gap and one size, each file's layout (read_llfix_file), every record's
 /// success byte 1 and timestamps non-decreasing, then MessageAudit on every
 /// message (34 is the only sequence number llfix keeps). Passes when all
-/// holds and there are exactly `expected_orders` NewOrderSingles. Failure
+/// holds and there are exactly `expected` messages of `counted_type`
+/// (NewOrderSingles by default; "8" for a venue's outgoing journal). Failure
 /// detail names the file.
-[[nodiscard]] AuditResult audit_llfix_journal(const std::filesystem::path& dir, std::uint64_t expected_orders);
+[[nodiscard]] AuditResult audit_llfix_journal(const std::filesystem::path& dir, std::uint64_t expected,
+                                              const std::string& counted_type = "D");
 
 }  // namespace hft::lab

@@ -145,6 +145,9 @@ struct Lane {
   std::string summary;                    ///< one line: what is timed
   bool available = false;                 ///< false: a placeholder
   bool uses_engine = false;               ///< run once per --engines entry
+  /// With uses_engine: the engines this lane can drive (empty: every one).
+  /// Others named in --engines are left out of this lane with a plan note.
+  std::vector<std::string> engines;
   std::vector<std::string> variants;      ///< all variants
   std::vector<std::string> default_variants;
   /// Extra --arm keys this lane reads from LaneConfig::extra (others are
