@@ -190,8 +190,7 @@ json events_json(const RunRecord& r) {
 
 }  // namespace
 
-json detail::attribution_json(const Attribution& a, const std::vector<RunEvent>& events) {
-  (void)events;  // the calls carry their kinds
+json detail::attribution_json(const Attribution& a) {
   json calls = json::array();
   for (const LongCall& c : a.calls) {
     calls.push_back({{"index", c.index}, {"start", c.start}, {"duration", c.duration}, {"events", c.events},
@@ -257,7 +256,7 @@ json run_json(const RunRecord& r, double bracket_tolerance) {
   j["series"] = series;
   j["bracket"] = r.bracket ? bracket_json(*r.bracket, bracket_tolerance) : json(nullptr);
   j["events"] = events_json(r);
-  j["attribution"] = r.attribution ? attribution_json(*r.attribution, r.result.events.events) : json(nullptr);
+  j["attribution"] = r.attribution ? attribution_json(*r.attribution) : json(nullptr);
   return j;
 }
 

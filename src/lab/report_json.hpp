@@ -15,8 +15,8 @@ namespace hft::lab::detail {
 [[nodiscard]] nlohmann::json summary_json(const SummaryRow& row);
 /// report.json runs[].bracket.check: the verdict of a run's brackets.
 [[nodiscard]] nlohmann::json bracket_check_json(const BracketCheck& check);
-/// report.json runs[].attribution for `a` over the run's `events`.
-[[nodiscard]] nlohmann::json attribution_json(const Attribution& a, const std::vector<RunEvent>& events);
+/// report.json runs[].attribution for `a` (its calls carry their events' indices and kinds).
+[[nodiscard]] nlohmann::json attribution_json(const Attribution& a);
 /// `v`, or null when it is NaN or infinite (JSON has neither).
 [[nodiscard]] nlohmann::json number_or_null(double v);
 

@@ -164,7 +164,7 @@ void check_attribution(const std::filesystem::path& dir, const json& run, const 
   }
   ++r.attributions;
   const Attribution again = attribute_long_calls(*series, events->events, a.at("threshold_ns").get<double>());
-  compare(detail::attribution_json(again, events->events), a, "", where, r);
+  compare(detail::attribution_json(again), a, "", where, r);
 }
 
 /// One bracket of report.json (runs[].bracket.before or .after), its series

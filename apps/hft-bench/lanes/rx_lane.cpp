@@ -42,10 +42,8 @@
 // files, hft/lab/foreign_journals.hpp).
 #include <unistd.h>
 
-#include <cstdlib>
-#include <fstream>
-
 #include <algorithm>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <thread>
