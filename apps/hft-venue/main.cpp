@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <utility>
@@ -220,6 +221,26 @@ int main(int argc, char** argv) {
     }
   }
   const hft::engine::EngineStats s = (*engine)->stats();
+  // Every session's journals together: how their segments were prepared
+  // (the lab's load lane reads it).
+  hft::store::JournalStats journals{};
+  std::size_t journal_count = 0;
+  for (std::size_t i = 0; i < (*engine)->session_count(); ++i) {
+    const hft::store::StoreStats st = (*engine)->session(i).store_stats();
+    for (const hft::store::JournalStats* j : {&st.outbound, &st.inbound}) {
+      if (j->appends == 0 && j->rotations == 0 && j->segments_created == 0) continue;
+      ++journal_count;
+      journals.appends += j->appends;
+      journals.rotations += j->rotations;
+      journals.spare_misses += j->spare_misses;
+      journals.inline_creations += j->inline_creations;
+      journals.unfaulted_rotations += j->unfaulted_rotations;
+      journals.segments_created += j->segments_created;
+      journals.failed_claims += j->failed_claims;
+      journals.service_errors += j->service_errors;
+      if (j->last_errno != 0) journals.last_errno = j->last_errno;
+    }
+  }
   // Destroying the engine writes the summaries it still holds (refused
   // connections, lines over LogRateLimit); stopping the logger writes them
   // out, before the lines below, so the order counters stay the last line.
@@ -242,6 +263,19 @@ int main(int argc, char** argv) {
                  static_cast<unsigned long long>(s.pre_logon_bytes_exceeded),
                  static_cast<unsigned long long>(s.pending_per_address_refused),
                  static_cast<unsigned long long>(s.pending_evicted), static_cast<unsigned long long>(s.no_slot_refused));
+    std::fprintf(stderr,
+                 "hft-venue: journals: %zu written, %llu records, %llu rotations, %llu spare misses (%llu segments "
+                 "created inline), %llu rotations before the spare was pre-faulted, %llu spares prepared by the "
+                 "service, %llu failed claims, %llu service errors%s%s\n",
+                 journal_count, static_cast<unsigned long long>(journals.appends),
+                 static_cast<unsigned long long>(journals.rotations),
+                 static_cast<unsigned long long>(journals.spare_misses),
+                 static_cast<unsigned long long>(journals.inline_creations),
+                 static_cast<unsigned long long>(journals.unfaulted_rotations),
+                 static_cast<unsigned long long>(journals.segments_created),
+                 static_cast<unsigned long long>(journals.failed_claims),
+                 static_cast<unsigned long long>(journals.service_errors), journals.last_errno != 0 ? ": " : "",
+                 journals.last_errno != 0 ? std::strerror(journals.last_errno) : "");
     std::fprintf(
         stderr,
         "hft-venue: %llu orders, %llu reports, %llu send failures, %llu resent orders (%llu already "

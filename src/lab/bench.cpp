@@ -29,6 +29,7 @@
 #include "hft/lab/engine_adapter.hpp"
 #include "hft/lab/floor_lane.hpp"
 #include "hft/lab/hlog.hpp"
+#include "hft/lab/journal_audits.hpp"
 #include "hft/lab/manifest.hpp"
 #include "hft/lab/raw_series.hpp"
 #include "text.hpp"
@@ -729,6 +730,7 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
     progress << std::flush;
     rep.runs.push_back(std::move(rec));
   }
+  remove_emptied_journals();
   std::filesystem::remove(config.out_dir / "runs", ec);  // only if empty
 
   rep.quiet = judge_quiet(rep.quiet_before, all_during, config.load_limit, config.process_limit_percent);

@@ -46,7 +46,11 @@ constexpr std::size_t kFillPiece = std::size_t{32} << 10;
 constexpr std::int64_t kFillSliceNs = 100'000;
 constexpr std::size_t kUnmapChunk = std::size_t{4} << 20;
 constexpr std::size_t kFirstPrefault = 64 * kPageSize;    // before a spare is handed over
+// prepare_ahead: the slot pages pre-faulted at the end of a new segment (4,096 records).
+constexpr std::size_t kSlotPrefault = 4 * kPageSize;
 constexpr std::int64_t kRewarmSliceNs = 100'000;  // re-warm time per duty cycle (then one more piece at most)
+// Rounds a journal that was not written skips between two re-touches.
+constexpr unsigned kQuietRewarmRounds = 10;
 constexpr std::int64_t kSpareRetryNs = 100'000'000;
 constexpr std::int64_t kRetentionPeriodNs = 200'000'000;
 
@@ -269,6 +273,20 @@ Expected<void> Journal::recover() {
       }
       if (empty) {
         empties.push_back(Empty{l.number, l.file_size, false, false});
+        continue;
+      }
+    }
+    if (l.header.segment_number != l.number && l.file_size > kSegmentHeaderSize) {
+      // A spare renumbered by the service (renumber_spare), cut short
+      // between its rename and its new header: nothing after the header.
+      detail::ReadView v;
+      bool empty = false;
+      if (detail::map_readonly(path.c_str(), v) == 0) {
+        empty = all_zero(v.base + kSegmentHeaderSize, v.size - kSegmentHeaderSize);
+        detail::unmap_readonly(v);
+      }
+      if (empty && detail::check_header(l.header, path, l.header.segment_number, l.file_size).empty()) {
+        empties.push_back(Empty{l.number, l.file_size, true, false});
         continue;
       }
     }
@@ -1035,7 +1053,11 @@ bool Journal::create_first(std::size_t need) noexcept {
   segments_created_.add();
   // The pages the writer stores to first (data and slots); the service
   // pre-faults the rest (prefaulted stays false).
-  if (config_.preallocate) {
+  if (config_.preallocate && config_.prepare_ahead != 0) {
+    // As a spare is (prepare_ahead): the re-warm keeps the window ahead.
+    prefault_ends(seg, config_.prepare_ahead);
+    seg->prefaulted.store(true, std::memory_order_release);
+  } else if (config_.preallocate) {
     const std::size_t head = std::min(kFirstPrefault, seg->size / 2);
     const std::uint64_t t_fault = core::trace::begin();
     detail::prefault_pages(seg->base, 0, head);
@@ -1433,6 +1455,15 @@ int Journal::service_spare(std::int64_t now) noexcept {
     if (s->number > active_number_.load(std::memory_order_acquire)) return 0;
     std::uint32_t expected = kSpareReady;
     if (!spare_state_.compare_exchange_strong(expected, kSpareCreating, std::memory_order_acq_rel)) return 0;
+    // Renumbered after the active segment and kept: its blocks are
+    // allocated and its pages prepared. (Removing it and creating another
+    // cost a second zero-fill, and on ext4 without a journal every file
+    // created after many removals scans the recently removed inodes: with
+    // 2,000 journals that made every spare late.)
+    if (renumber_spare(s)) {
+      spare_state_.store(kSpareReady, std::memory_order_release);
+      return 1;
+    }
     if (s == prefault_target_) prefault_target_ = nullptr;
     discard_spare(s);
     spare_state_.store(kSpareEmpty, std::memory_order_release);
@@ -1467,6 +1498,21 @@ int Journal::service_spare(std::int64_t now) noexcept {
     spare_failed(err, now);
     return 1;
   }
+  if (config_.prepare_ahead != 0) {
+    // Only where the writer stores first; the re-warm keeps a window ahead
+    // of it from then on.
+    s->prepare_started_ns = now;
+    segments_created_.add();
+    prefault_ends(s, config_.prepare_ahead);
+    s->prefaulted.store(true, std::memory_order_release);
+    max_prepare_ns_.max(static_cast<std::uint64_t>(core::monotonic_ns() - now));
+    s->prepare_started_ns = 0;
+    core::trace::emit_point(core::TraceKind::kSpareReady, s->number, s->size);
+    spare_.store(s, std::memory_order_release);
+    spare_state_.store(kSpareReady, std::memory_order_release);
+    spare_errno_.store(0, std::memory_order_relaxed);
+    return 1;
+  }
   // Zero-filled with pwrite() first, piece by piece (service_fill), while
   // no one else can see it: that creates the page cache pages for less than
   // half the CPU time of write faults on the fresh file without read-ahead
@@ -1477,6 +1523,43 @@ int Journal::service_spare(std::int64_t now) noexcept {
   fill_next_ = kSegmentHeaderSize;
   segments_created_.add();
   return 1;
+}
+
+void Journal::prefault_ends(Segment* s, std::size_t ahead) noexcept {
+  // The first `ahead` bytes (records) and the last slot pages (the index
+  // grows down from the end: 4 bytes a record).
+  const std::size_t head = std::min(detail::page_ceil(ahead), s->size / 2);
+  const std::size_t tail = std::min(head, kSlotPrefault);
+  const std::uint64_t t_fault = core::trace::begin();
+  detail::prefault_pages(s->base, 0, head);
+  detail::prefault_pages(s->base, s->size - tail, s->size);
+  core::trace::end(core::TraceKind::kPrefault, t_fault, s->number, head + tail);
+}
+
+bool Journal::renumber_spare(Segment* s) noexcept {
+  const std::uint64_t number = next_number_.fetch_add(1, std::memory_order_relaxed);
+  char from[detail::kPathMax];
+  char to[detail::kPathMax];
+  if (!detail::format_segment_path(from, sizeof(from), config_.directory, s->number) ||
+      !detail::format_segment_path(to, sizeof(to), config_.directory, number)) {
+    return_number(number);
+    return false;
+  }
+  if (::rename(from, to) != 0) {
+    service_error(errno);
+    return_number(number);
+    return false;
+  }
+  // Then the header: a crash between the two leaves a file whose name and
+  // header disagree and which holds no record, which open() takes for an
+  // unused spare (the writer never saw it).
+  SegmentHeader header;
+  detail::fill_header(header, number, s->size, s->alignment, core::realtime_ns(), config_.session_identity);
+  std::memcpy(s->base, &header, sizeof(header));
+  core::trace::emit_point(core::TraceKind::kSpareReady, number, s->size);
+  s->number = number;
+  spares_renumbered_.add();
+  return true;
 }
 
 void Journal::spare_failed(int err, std::int64_t now) noexcept {
@@ -1643,12 +1726,22 @@ int Journal::service_rewarm(std::int64_t now) noexcept {
   // Mapped, and not a segment the pre-fault is still working through.
   const bool warmable = s->base != nullptr && s != prefault_target_ && s != prefault_active_;
   if (now >= next_rewarm_ns_) {
-    next_rewarm_ns_ = now + config_.rewarm_interval_ns;
+    // Rounds fall on multiples of the interval, the same instants for every
+    // journal of the service: with thousands of journals their rounds then
+    // come together in a few duty cycles, and the cycles between them find
+    // nothing to do and sleep, instead of each finding one journal's round.
+    const std::int64_t interval = std::max<std::int64_t>(config_.rewarm_interval_ns, 1);
+    next_rewarm_ns_ = (now / interval + 1) * interval;
     rewarm_next_ = rewarm_to_ = 0;
     if (!warmable) return 0;
     const std::size_t end = p & 0xFFFFFFFFu;
     // Cover what the writer will reach before the next round, with margin.
     const std::size_t advanced = s == rewarm_segment_ && end > rewarm_last_end_ ? end - rewarm_last_end_ : 0;
+    // A journal not written since its last round was re-touched then: only
+    // every kQuietRewarmRounds-th round for it (the kernel writes pages back
+    // after dirty_expire, 30 s by default).
+    if (advanced == 0 && s == rewarm_segment_ && ++quiet_rewarm_rounds_ < kQuietRewarmRounds) return 0;
+    quiet_rewarm_rounds_ = 0;
     rewarm_segment_ = s;
     rewarm_last_end_ = end;
     const std::size_t window = std::max(config_.rewarm_window, 2 * advanced);
@@ -1755,6 +1848,7 @@ JournalStats Journal::stats() const noexcept {
   s.retire_overflows = retire_overflows_.get();
   s.sync_flushes = sync_flushes_.get();
   s.segments_created = segments_created_.get();
+  s.spares_renumbered = spares_renumbered_.get();
   s.segments_retired = segments_retired_.get();
   s.segments_removed = segments_removed_.get();
   s.flushes = flushes_.get();

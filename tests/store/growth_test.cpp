@@ -58,6 +58,14 @@ std::vector<std::uint64_t> read_back(const std::string& dir) {
   return seqs;
 }
 
+// Page faults of the calling thread so far: minor, and major (a page of a
+// fresh file not yet in the page cache counts as one, with no disk read).
+long thread_faults() {
+  rusage u{};
+  ::getrusage(RUSAGE_THREAD, &u);
+  return u.ru_minflt + u.ru_majflt;
+}
+
 TEST(SegmentGrowth, segments_double_from_the_initial_size_up_to_segment_size) {
   TempDir dir;
   auto j = Journal::open(growing(dir.path(), 16 * 1024, 128 * 1024));
@@ -279,8 +287,17 @@ TEST(JournalServiceScale, serves_more_journals_than_one_block_holds) {
   }
   EXPECT_EQ(service.journals(), kJournals);
   for (auto& j : journals) test::append_range(*j, 1, 10);
-  for (int i = 0; i < 20; ++i) service.do_work();
+  // Duty cycles are bounded in time (cycle_budget) and go on round robin:
+  // every journal is reached within a few of them.
+  const auto all_ready = [&] {
+    for (const auto& j : journals) {
+      if (!j->spare_ready()) return false;
+    }
+    return true;
+  };
+  for (int i = 0; i < 100'000 && !all_ready(); ++i) service.do_work();
   for (std::size_t i = 0; i < kJournals; ++i) EXPECT_TRUE(journals[i]->spare_ready()) << "journal " << i;
+  EXPECT_GE(service.passes(), 1u);
   // Closed journals give their slots back; new ones reuse them.
   journals.erase(journals.begin(), journals.begin() + 70);
   EXPECT_EQ(service.journals(), kJournals - 70);
@@ -290,6 +307,151 @@ TEST(JournalServiceScale, serves_more_journals_than_one_block_holds) {
   journals.clear();
   again->reset();
   EXPECT_EQ(service.journals(), 0u);
+}
+
+TEST(JournalServiceScale, a_duty_cycle_stops_after_its_budget_and_the_next_goes_on_from_there) {
+  TempDir dir;
+  JournalServiceConfig sc;
+  sc.cycle_budget = std::chrono::microseconds(1);  // one journal with work per cycle
+  JournalService service(sc);
+  constexpr std::size_t kJournals = 40;
+  std::vector<std::unique_ptr<Journal>> journals;
+  for (std::size_t i = 0; i < kJournals; ++i) {
+    JournalConfig c = growing(dir.path() + "/j" + std::to_string(i), 16 * 1024, 64 * 1024);
+    c.prepare_ahead = 8 * 1024;  // a spare in one piece of work
+    auto j = Journal::open(c, &service);
+    ASSERT_TRUE(j) << j.error().message;
+    journals.push_back(std::move(*j));
+  }
+  const auto ready = [&] {
+    std::size_t n = 0;
+    for (const auto& j : journals) n += j->spare_ready() ? 1 : 0;
+    return n;
+  };
+  EXPECT_GT(service.do_work(), 0);
+  EXPECT_EQ(ready(), 1u) << "the first cycle spent its budget on the first journal";
+  EXPECT_EQ(service.passes(), 0u);
+  EXPECT_GT(service.do_work(), 0);
+  EXPECT_EQ(ready(), 2u) << "the second went on with the next one";
+  for (std::size_t i = 2; i < kJournals; ++i) service.do_work();
+  EXPECT_EQ(ready(), kJournals);
+  // With no budget one cycle is a whole pass.
+  JournalService whole(JournalServiceConfig{.cycle_budget = std::chrono::microseconds(0)});
+  auto a = Journal::open(growing(dir.path() + "/a", 16 * 1024, 64 * 1024), &whole);
+  auto b = Journal::open(growing(dir.path() + "/b", 16 * 1024, 64 * 1024), &whole);
+  ASSERT_TRUE(a && b);
+  (void)whole.do_work();
+  EXPECT_EQ(whole.passes(), 1u);
+  journals.clear();
+}
+
+// A spare the writer passed over (a claim larger than it: the writer created
+// a larger segment inline) is renamed to follow the new active segment and
+// used at the next rotation; it is not removed and made again.
+TEST(LazySpare, a_spare_the_writer_passed_over_is_renumbered_and_used_not_removed) {
+  TempDir dir;
+  auto j = Journal::open(growing(dir.path(), 64 * 1024, 1024 * 1024));
+  ASSERT_TRUE(j) << j.error().message;
+  test::settle(**j, 1);
+  ASSERT_TRUE((*j)->spare_ready());  // 00000002, 128 KiB
+  test::append_range(**j, 1, 10, 200);
+  const std::string big(200 * 1024, 'B');
+  ASSERT_EQ((*j)->append(11, 11'000, {big.data(), big.size()}), StoreStatus::kOk);
+  EXPECT_EQ((*j)->stats().inline_creations, 1u);  // 00000003, 256 KiB: holds the 200 KiB message
+  test::settle(**j, 2);
+  const JournalStats st = (*j)->stats();
+  EXPECT_EQ(st.spares_renumbered, 1u);
+  EXPECT_TRUE((*j)->spare_ready());
+  EXPECT_EQ(test::segment_files(dir.path()), (std::vector<std::string>{"00000001.seg", "00000003.seg", "00000004.seg"}));
+  EXPECT_EQ(fs::file_size(dir.path() + "/00000004.seg"), 128u * 1024);
+  // The next rotation takes it: no second inline creation.
+  test::append_range(**j, 12, 400, 200);
+  EXPECT_GE((*j)->stats().rotations, 2u);
+  EXPECT_EQ((*j)->stats().inline_creations, 1u);
+  EXPECT_EQ((*j)->stats().spare_misses, 1u);
+  j->reset();
+  const auto seqs = read_back(dir.path());
+  ASSERT_EQ(seqs.size(), 400u);
+  for (std::uint64_t i = 0; i < seqs.size(); ++i) ASSERT_EQ(seqs[i], i + 1);
+  // Reopened: the records replay from the files alone.
+  auto again = Journal::open(growing(dir.path(), 64 * 1024, 1024 * 1024));
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ((*again)->stats().last_seq, 400u);
+}
+
+// A crash between the spare's rename and its new header leaves a file whose
+// name and header disagree and which holds nothing: open() takes it for an
+// unused spare and removes it. One that holds records is still refused.
+TEST(LazySpare, a_renumbered_spare_cut_short_before_its_header_is_taken_for_an_unused_spare) {
+  TempDir dir;
+  {
+    auto j = Journal::open(growing(dir.path(), 64 * 1024, 1024 * 1024));
+    ASSERT_TRUE(j);
+    test::append_range(**j, 1, 50, 200);
+    test::settle(**j, 1);
+    ASSERT_TRUE((*j)->spare_ready());
+    // The spare (00000002) as a crash would leave it renamed to 00000005,
+    // its header still saying 2 (a clean close removes the spare).
+    const auto files = test::segment_files(dir.path());
+    ASSERT_EQ(files.size(), 2u);
+    ASSERT_EQ(files[1], "00000002.seg");
+    fs::copy_file(dir.path() + "/00000002.seg", dir.path() + "/renamed");
+  }
+  fs::rename(dir.path() + "/renamed", dir.path() + "/00000005.seg");
+  auto j = Journal::open(growing(dir.path(), 64 * 1024, 1024 * 1024));
+  ASSERT_TRUE(j) << j.error().message;
+  EXPECT_EQ((*j)->recovery().removed_spares, std::vector<std::string>{dir.path() + "/00000005.seg"});
+  EXPECT_EQ((*j)->stats().last_seq, 50u);
+  j->reset();
+  // Records in a segment whose name and header disagree: refused, named.
+  fs::copy_file(dir.path() + "/00000001.seg", dir.path() + "/00000009.seg");
+  auto bad = Journal::open(growing(dir.path(), 64 * 1024, 1024 * 1024));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("header says segment 1 but the file is named 9"), std::string::npos)
+      << bad.error().message;
+}
+
+// prepare_ahead (many sessions): a spare is ready after one bounded piece of
+// work (no zero-fill of the whole segment), and the re-warm keeps the pages
+// ahead of the writer faulted in, so the writer neither misses a spare nor
+// faults on its pages while the service runs between its bursts.
+TEST(LazySpare, with_prepare_ahead_a_spare_is_ready_at_once_and_the_rewarm_keeps_the_writer_from_faulting) {
+  long faults_with[2] = {0, 0};  // [prepare_ahead]
+  for (const bool ahead : {false, true}) {
+    SCOPED_TRACE(ahead ? "prepare_ahead" : "whole spares");
+    TempDir dir;
+    JournalConfig c = growing(dir.path(), 64 * 1024, 1024 * 1024);
+    c.prepare_ahead = ahead ? 16 * 1024 : 0;
+    c.rewarm_window = 32 * 1024;
+    c.rewarm_interval_ns = 1;  // a round at every maintain() of the test
+    auto j = Journal::open(c);
+    ASSERT_TRUE(j) << j.error().message;
+    (void)(*j)->maintain(1);
+    // Ready after one maintain() with prepare_ahead; a whole spare is
+    // zero-filled piece by piece first.
+    EXPECT_EQ((*j)->spare_ready(), ahead);
+    std::vector<std::string> messages;
+    for (std::uint64_t s = 1; s <= 3000; ++s) messages.push_back(message_for(s, 200));
+    test::settle(**j, 2);
+    for (std::uint64_t s = 1; s <= 3000; s += 20) {
+      const long before = thread_faults();
+      for (std::uint64_t k = s; k < s + 20; ++k) {
+        const std::string& m = messages[k - 1];
+        ASSERT_EQ((*j)->append(k, static_cast<std::int64_t>(k) * 1000, {m.data(), m.size()}), StoreStatus::kOk);
+      }
+      faults_with[ahead ? 1 : 0] += thread_faults() - before;
+      test::settle(**j, static_cast<std::int64_t>(s) * 1'000'000);
+    }
+    const JournalStats st = (*j)->stats();
+    EXPECT_GE(st.rotations, 3u);
+    EXPECT_EQ(st.spare_misses, 0u);
+    j->reset();
+    EXPECT_EQ(read_back(dir.path()).size(), 3000u);
+  }
+  // ~180 journal pages written: with whole spares none faults on the writer
+  // (what faults is the test's own memory and the journal's index, the same
+  // both times); with prepare_ahead the re-warm's window keeps it so.
+  EXPECT_LE(faults_with[1], faults_with[0] + 4) << "whole " << faults_with[0] << ", ahead " << faults_with[1];
 }
 
 class EmptySeqNums : public ::testing::TestWithParam<std::size_t> {};
@@ -344,14 +506,6 @@ TEST(EmptySeqNums, a_damaged_file_that_is_not_all_zero_is_still_refused) {
   auto s = JournalStore::open(c);
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message.find(path), std::string::npos) << s.error().message;
-}
-
-// Page faults of the calling thread so far: minor, and major (a page of a
-// fresh file not yet in the page cache counts as one, with no disk read).
-long thread_faults() {
-  rusage u{};
-  ::getrusage(RUSAGE_THREAD, &u);
-  return u.ru_minflt + u.ru_majflt;
 }
 
 // preallocate = false (JournalPrealloc=N, hft-bench --prealloc off): the

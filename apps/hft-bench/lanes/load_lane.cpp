@@ -533,6 +533,9 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
     return;
   }
   result.notes.emplace_back("venue at exit", *stopped);
+  if (const std::string journals = venue->log_line_from("journals: "); !journals.empty()) {
+    result.notes.emplace_back("venue journals", journals);
+  }
   result.notes.emplace_back("load.venue_stop_s", fmt("%.3f", stop_s));
   const std::uint64_t disk = allocated_bytes(venue->store_dir());
   std::vector<std::pair<std::string, AuditResult>> audits;

@@ -41,9 +41,14 @@ namespace hft::lab {
 /// at least one), else not run. Details joined with " | ", counts summed.
 [[nodiscard]] AuditResult combine_audits(const std::vector<std::pair<std::string, AuditResult>>& parts);
 
-/// Removes the journals of a run whose audit did not fail (640 MiB segments
-/// add up quickly); keeps everything when it failed. Returns a note for the
-/// report (the disk use removed, or where the journals are kept).
+/// Empties the files of a run whose audit did not fail (640 MiB segments
+/// add up quickly; the blocks are freed now) and leaves the directory for
+/// remove_emptied_journals(); keeps everything when it failed. Returns a
+/// note for the report (the disk use freed, or where the journals are kept).
 [[nodiscard]] std::string remove_run_journals(const std::filesystem::path& run_dir, const AuditResult& audit);
+/// Removes the directories remove_run_journals() emptied (the bench calls
+/// it after its last run): removing thousands of files just before the next
+/// run made that run's file creations slow (see journal_audits.cpp).
+void remove_emptied_journals();
 
 }  // namespace hft::lab

@@ -299,6 +299,8 @@ class Session {
   [[nodiscard]] bool is_connected() const noexcept { return connected_; }
   [[nodiscard]] std::uint64_t next_sender_seq() const noexcept { return store_.next_sender_seq(); }
   [[nodiscard]] std::uint64_t next_target_seq() const noexcept { return store_.next_target_seq(); }
+  /// The store's counters (journals' rotations, spare misses, ...).
+  [[nodiscard]] store::StoreStats store_stats() const noexcept { return store_.stats(); }
   /// Sub-second digits of the timestamps this session sends (SendingTime,
   /// OrigSendingTime); applications use it for theirs (TransactTime).
   [[nodiscard]] codec::TimePrecision timestamp_precision() const noexcept { return precision_; }

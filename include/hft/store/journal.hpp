@@ -79,6 +79,15 @@ struct JournalConfig {
   /// sessions, 0.5 keeps one spare per journal that is filling, not one per
   /// journal.
   double prepare_spare_at = 0.0;
+  /// 0: a spare is zero-filled and pre-faulted whole before the writer gets
+  /// it (a writer that fills segments fast never faults). N: only its first
+  /// N bytes and its last slot pages are pre-faulted, nothing zero-filled;
+  /// the re-warm then keeps rewarm_window (and twice what the writer wrote in
+  /// a round) pre-faulted ahead of the writer. With thousands of journals
+  /// growing in step, preparing whole spares (each as large as all the
+  /// journal held before) needed more of the service's core than it has;
+  /// this makes the preparation follow what is written.
+  std::size_t prepare_ahead = 0;
   /// False: nothing is prepared ahead of the writer (a control that
   /// reproduces an engine without preallocation; hft-bench --prealloc off):
   /// no spare segment (each rotation creates the next file on the writer,
@@ -392,6 +401,11 @@ class Journal {
   void close_retired(detail::Segment* segment) noexcept;
   /// A spare never handed over: unlink its file, unmap, close, back to the pool.
   void discard_spare(detail::Segment* segment) noexcept;
+  /// A ready spare the writer passed over (it created one inline) gets the
+  /// next number instead of being removed. False: it could not be renamed.
+  bool renumber_spare(detail::Segment* segment) noexcept;
+  /// Pre-faults the first `ahead` bytes of a new segment and its last slot pages.
+  void prefault_ends(detail::Segment* segment, std::size_t ahead) noexcept;
   void service_error(int err) noexcept;
   /// A spare could not be prepared: counted, retried after kSpareRetryNs.
   void spare_failed(int err, std::int64_t now) noexcept;
@@ -476,6 +490,7 @@ class Journal {
   std::size_t rewarm_last_end_ = 0;
   std::size_t rewarm_next_ = 0;  ///< this round's range, done piece by piece
   std::size_t rewarm_to_ = 0;
+  unsigned quiet_rewarm_rounds_ = 0;  ///< rounds skipped since the last re-touch of a quiet journal
   detail::Segment* filling_ = nullptr;  ///< the next spare, being zero-filled (not handed over)
   std::size_t fill_next_ = 0;
   detail::Segment* unmapping_ = nullptr;  ///< retired, being unmapped chunk by chunk
@@ -487,7 +502,7 @@ class Journal {
   std::size_t ret_count_ = 0;
 
   Counter segments_created_, segments_retired_, segments_removed_, flushes_, flush_errors_, max_flush_ns_,
-      max_prepare_ns_, service_errors_;
+      max_prepare_ns_, service_errors_, spares_renumbered_;
 
   friend class JournalService;
 };

@@ -52,6 +52,13 @@ struct JournalServiceConfig {
   /// a session that is trading. With no appends (start-up, an idle market)
   /// it prepares at full pace, still pausing work_pause between pieces.
   unsigned busy_ratio = 4;
+  /// A duty cycle ends once it has spent this long on journals that had work
+  /// (the journal it is at finishes its bounded pieces first); the next one
+  /// goes on from the journal after it, round robin, so with thousands of
+  /// journals a cycle still holds a shared core for about this long before
+  /// its pause, and every journal is reached in turn. 0: every journal in
+  /// every cycle.
+  std::chrono::microseconds cycle_budget{250};
   std::string thread_name = "hft-journal";
 };
 
@@ -77,10 +84,14 @@ class JournalService {
   void stop() noexcept;
   [[nodiscard]] bool running() const noexcept { return running_.load(std::memory_order_acquire); }
 
-  /// One duty cycle over every attached journal; returns the work done.
-  /// This is what the thread runs; call it yourself only when the thread is
-  /// not started (tests, single-threaded tools).
+  /// One duty cycle: the attached journals in turn, from where the previous
+  /// cycle stopped, until cycle_budget is spent or each was visited once;
+  /// returns the work done. This is what the thread runs; call it yourself
+  /// only when the thread is not started (tests, single-threaded tools).
   int do_work() noexcept;
+
+  /// Full passes over the attached journals completed so far.
+  [[nodiscard]] std::uint64_t passes() const noexcept { return passes_.load(std::memory_order_relaxed); }
 
   /// Duty cycles completed so far.
   [[nodiscard]] std::uint64_t duty_cycles() const noexcept { return cycles_.load(std::memory_order_relaxed); }
@@ -107,13 +118,17 @@ class JournalService {
   std::unique_ptr<std::atomic<Block*>[]> blocks_;
   std::atomic<std::size_t> block_count_{0};
   std::mutex attach_mutex_;  ///< attach() only (open time), never the service thread
-  std::atomic<Journal*> current_{nullptr};
+  std::atomic<const void*> current_{nullptr};  ///< the Block the service is reading, or nullptr
   std::atomic<bool> stop_{false};
   std::atomic<bool> running_{false};
   std::atomic<int> start_state_{0};  // 0 starting, 1 ok, -1 pin failed
   std::atomic<std::uint64_t> cycles_{0};
-  // Service thread only: whether any journal moved in the last cycle.
+  std::atomic<std::uint64_t> passes_{0};
+  // Service thread only: where the next cycle starts (block * kBlock + slot);
+  // whether any journal moved in the last full pass, and in this one so far.
+  std::size_t cursor_ = 0;
   bool writing_ = false;
+  bool writing_pass_ = false;
   std::thread thread_;
 };
 

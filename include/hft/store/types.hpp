@@ -112,6 +112,8 @@ struct JournalStats {
   std::uint64_t sync_flushes = 0;     ///< per-commit msyncs (Durability::kSync)
   // service thread
   std::uint64_t segments_created = 0; ///< spares created by the service
+  std::uint64_t spares_renumbered = 0; ///< ready spares passed over by an inline creation, renamed to
+                                        ///< follow it and kept (not removed and made again)
   std::uint64_t segments_retired = 0; ///< finished segments flushed and unmapped
   std::uint64_t segments_removed = 0; ///< deleted or archived by retention
   std::uint64_t flushes = 0;          ///< service msync / write-back calls
