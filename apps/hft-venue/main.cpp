@@ -236,6 +236,7 @@ int main(int argc, char** argv) {
       journals.inline_creations += j->inline_creations;
       journals.unfaulted_rotations += j->unfaulted_rotations;
       journals.segments_created += j->segments_created;
+      journals.spares_renumbered += j->spares_renumbered;
       journals.failed_claims += j->failed_claims;
       journals.service_errors += j->service_errors;
       if (j->last_errno != 0) journals.last_errno = j->last_errno;
@@ -266,13 +267,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "hft-venue: journals: %zu written, %llu records, %llu rotations, %llu spare misses (%llu segments "
                  "created inline), %llu rotations before the spare was pre-faulted, %llu spares prepared by the "
-                 "service, %llu failed claims, %llu service errors%s%s\n",
+                 "service (%llu renamed to follow a segment created inline), %llu failed claims, %llu service "
+                 "errors%s%s\n",
                  journal_count, static_cast<unsigned long long>(journals.appends),
                  static_cast<unsigned long long>(journals.rotations),
                  static_cast<unsigned long long>(journals.spare_misses),
                  static_cast<unsigned long long>(journals.inline_creations),
                  static_cast<unsigned long long>(journals.unfaulted_rotations),
                  static_cast<unsigned long long>(journals.segments_created),
+                 static_cast<unsigned long long>(journals.spares_renumbered),
                  static_cast<unsigned long long>(journals.failed_claims),
                  static_cast<unsigned long long>(journals.service_errors), journals.last_errno != 0 ? ": " : "",
                  journals.last_errno != 0 ? std::strerror(journals.last_errno) : "");

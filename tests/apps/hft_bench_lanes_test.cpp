@@ -322,6 +322,15 @@ TEST_F(HftBenchLanes, load_lane_reports_its_figures_and_audits_every_session) {
     EXPECT_GT(number(run, "load.venue_disk_bytes"), 0) << id;
     EXPECT_GT(number(run, "load.venue_startup_s"), 0) << id;
     EXPECT_LE(number(run, "load.venue_listen_s"), number(run, "load.venue_startup_s")) << id;
+    // hft-venue's count over every session's journals: 11 sessions, both
+    // directions journaled, every one written.
+    ASSERT_TRUE(run["notes"].contains("venue journals")) << id;
+    const std::string journals = run["notes"]["venue journals"];
+    EXPECT_EQ(journals.rfind("journals: 22 written, ", 0), 0u) << journals;
+    EXPECT_NE(journals.find(" spare misses ("), std::string::npos) << journals;
+    EXPECT_NE(journals.find(" renamed to follow a segment created inline), 0 failed claims, 0 service errors"),
+              std::string::npos)
+        << journals;
     if (k == 1) {
       max_rate = run["achieved_rate"];
       EXPECT_FALSE(run["notes"].contains("criterion")) << id;
