@@ -354,8 +354,8 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
     out.store.journal.defer_first_segment = growing;
     out.store.journal.prepare_spare_at = growing ? 0.25 : 0.0;
     // A growing journal is one of many: re-touch 64 KiB ahead of its writer
-    // (and twice what it wrote in the last round), not 4 MiB; with 2,000
-    // journals the 4 MiB rounds took a quarter of the service's core.
+    // (and twice what it wrote in the last round), not 4 MiB, a window sized
+    // for one busy session, every 100 ms for each of thousands of journals.
     // Nor is a spare zero-filled and pre-faulted whole: 64 KiB at its start,
     // then the re-warm's window ahead of the writer (JournalConfig::prepare_ahead).
     if (growing) {

@@ -140,7 +140,7 @@ std::mutex g_emptied_mutex;
 std::vector<fs::path> g_emptied;  // run directories whose files were emptied, removed at the bench's end
 }  // namespace
 
-std::string remove_run_journals(const fs::path& run_dir, const AuditResult& audit) {
+std::string empty_run_journals(const fs::path& run_dir, const AuditResult& audit) {
   if (audit.status == AuditResult::Status::kFail)
     return "journals kept for inspection in " + run_dir.string();
   const std::uint64_t bytes = directory_bytes(run_dir);

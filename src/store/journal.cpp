@@ -1501,16 +1501,11 @@ int Journal::service_spare(std::int64_t now) noexcept {
   if (config_.prepare_ahead != 0) {
     // Only where the writer stores first; the re-warm keeps a window ahead
     // of it from then on.
-    s->prepare_started_ns = now;
     segments_created_.add();
     prefault_ends(s, config_.prepare_ahead);
     s->prefaulted.store(true, std::memory_order_release);
     max_prepare_ns_.max(static_cast<std::uint64_t>(core::monotonic_ns() - now));
-    s->prepare_started_ns = 0;
-    core::trace::emit_point(core::TraceKind::kSpareReady, s->number, s->size);
-    spare_.store(s, std::memory_order_release);
-    spare_state_.store(kSpareReady, std::memory_order_release);
-    spare_errno_.store(0, std::memory_order_relaxed);
+    hand_over_spare(s);
     return 1;
   }
   // Zero-filled with pwrite() first, piece by piece (service_fill), while
@@ -1523,6 +1518,13 @@ int Journal::service_spare(std::int64_t now) noexcept {
   fill_next_ = kSegmentHeaderSize;
   segments_created_.add();
   return 1;
+}
+
+void Journal::hand_over_spare(Segment* s) noexcept {
+  core::trace::emit_point(core::TraceKind::kSpareReady, s->number, s->size);
+  spare_.store(s, std::memory_order_release);
+  spare_state_.store(kSpareReady, std::memory_order_release);
+  spare_errno_.store(0, std::memory_order_relaxed);
 }
 
 void Journal::prefault_ends(Segment* s, std::size_t ahead) noexcept {
@@ -1612,10 +1614,7 @@ int Journal::service_fill(std::int64_t now) noexcept {
   detail::prefault_pages(s->base, 0, head);
   detail::prefault_pages(s->base, s->size - head, s->size);
   core::trace::end(core::TraceKind::kPrefault, t_fault, s->number, 2 * head);
-  core::trace::emit_point(core::TraceKind::kSpareReady, s->number, s->size);
-  spare_.store(s, std::memory_order_release);
-  spare_state_.store(kSpareReady, std::memory_order_release);
-  spare_errno_.store(0, std::memory_order_relaxed);
+  hand_over_spare(s);
   prefault_target_ = s;
   prefault_next_ = head;
   return 1;

@@ -74,10 +74,10 @@ TEST(JournalAudits, journals_of_a_failed_run_are_kept_and_of_a_passed_one_emptie
   const test::TempDir tmp("hft_audits");
   fs::create_directories(tmp.sub("run/venue-store"));
   std::ofstream(tmp.sub("run/venue-store/00000001.seg"), std::ios::binary) << std::string(4096, 'j');
-  const std::string kept = remove_run_journals(tmp.sub("run"), AuditResult{Status::kFail, 0, "bad"});
+  const std::string kept = empty_run_journals(tmp.sub("run"), AuditResult{Status::kFail, 0, "bad"});
   EXPECT_NE(kept.find("kept for inspection"), std::string::npos) << kept;
   EXPECT_TRUE(fs::exists(tmp.sub("run/venue-store/00000001.seg")));
-  const std::string removed = remove_run_journals(tmp.sub("run"), AuditResult{Status::kPass, 1, "ok"});
+  const std::string removed = empty_run_journals(tmp.sub("run"), AuditResult{Status::kPass, 1, "ok"});
   EXPECT_NE(removed.find("emptied after the audit"), std::string::npos) << removed;
   // Emptied (its blocks freed) but not removed until the bench ends.
   ASSERT_TRUE(fs::exists(tmp.sub("run/venue-store/00000001.seg")));

@@ -263,7 +263,7 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
       audits.emplace_back("venue", audit_venue_store(session_dir, run.orders, sink ? 0 : run.orders));
     }
     result.audit = combine_audits(audits);
-    result.notes.emplace_back("journal disk use", remove_run_journals(config.run_dir, result.audit));
+    result.notes.emplace_back("journal disk use", empty_run_journals(config.run_dir, result.audit));
   });
   client.join();
   if (error) return Error{config.lane + " " + config.variant + " " + config.engine + ": " + error->message};

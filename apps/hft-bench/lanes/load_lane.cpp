@@ -551,7 +551,7 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
                           "outbound journal as many ExecutionReports; record CRC, framing/CheckSum, MsgSeqNum, "
                           "validation (FIXT11 + FIX50SP2) and sequence checked. First: " + audits.front().second.detail;
   }
-  result.notes.emplace_back("journal disk use", remove_run_journals(cfg.run_dir, result.audit));
+  result.notes.emplace_back("journal disk use", empty_run_journals(cfg.run_dir, result.audit));
 
   // 8. Figures.
   const double wall = static_cast<double>(measured->t_end - shared.t_start) / hz;

@@ -313,7 +313,7 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
       audits.emplace_back(comp, audit_venue_store(dir, orders, orders));
     }
     result.audit = combine_audits(audits);
-    result.notes.emplace_back("journal disk use", remove_run_journals(cfg.run_dir, result.audit));
+    result.notes.emplace_back("journal disk use", empty_run_journals(cfg.run_dir, result.audit));
   } else {
     result.audit = {AuditResult::Status::kNotRun, 0, "external venue: its journals are not ours to audit"};
   }

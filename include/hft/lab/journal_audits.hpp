@@ -9,7 +9,7 @@
 // The libhft journals are validated against the reference order's
 // dictionaries (reference_order.hpp): FIXT11.xml and FIX50SP2.xml in
 // `spec_dir`, loaded once per process (per spec_dir). Files are read, never
-// written, except by remove_run_journals.
+// written, except by empty_run_journals and remove_emptied_journals.
 #pragma once
 
 #include <cstdint>
@@ -45,8 +45,8 @@ namespace hft::lab {
 /// add up quickly; the blocks are freed now) and leaves the directory for
 /// remove_emptied_journals(); keeps everything when it failed. Returns a
 /// note for the report (the disk use freed, or where the journals are kept).
-[[nodiscard]] std::string remove_run_journals(const std::filesystem::path& run_dir, const AuditResult& audit);
-/// Removes the directories remove_run_journals() emptied (the bench calls
+[[nodiscard]] std::string empty_run_journals(const std::filesystem::path& run_dir, const AuditResult& audit);
+/// Removes the directories empty_run_journals() emptied (the bench calls
 /// it after its last run): removing thousands of files just before the next
 /// run made that run's file creations slow (see journal_audits.cpp).
 void remove_emptied_journals();

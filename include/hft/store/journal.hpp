@@ -404,6 +404,8 @@ class Journal {
   /// A ready spare the writer passed over (it created one inline) gets the
   /// next number instead of being removed. False: it could not be renamed.
   bool renumber_spare(detail::Segment* segment) noexcept;
+  /// Makes a prepared spare the one the writer takes at its next rotation.
+  void hand_over_spare(detail::Segment* segment) noexcept;
   /// Pre-faults the first `ahead` bytes of a new segment and its last slot pages.
   void prefault_ends(detail::Segment* segment, std::size_t ahead) noexcept;
   void service_error(int err) noexcept;
