@@ -41,12 +41,14 @@ bool OrderIdSet::matches(const Entry& e, std::uint64_t h, const void* session,
 }
 
 OrderIdSet::Insert OrderIdSet::insert(const void* session, std::string_view id) noexcept {
-  if (capacity_ == 0) return Insert::kFull;
+  // Full: no probe at all. The table is tens of MiB, so each probe costs
+  // cache and TLB misses, and an insert that cannot add has nothing to gain
+  // from looking (contains() still finds every id added before).
+  if (size_ == capacity_) return Insert::kFull;
   const std::uint64_t h = hash_of(session, id);
   for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
     Entry& e = slots_[i];
     if (e.hash == 0) {
-      if (size_ == capacity_) return Insert::kFull;
       e.hash = h;
       e.session = session;
       e.length = static_cast<std::uint16_t>(std::min<std::size_t>(id.size(), 0xFFFF));

@@ -45,6 +45,9 @@ class OrderIdSet {
   explicit OrderIdSet(std::size_t capacity);
 
   enum class Insert : std::uint8_t { kAdded, kPresent, kFull };
+  /// kAdded, or kPresent if `id` is already there. Once the set is full it
+  /// returns kFull at once, without looking (a present id too): a full
+  /// table would cost a probe of cache misses per order for nothing.
   [[nodiscard]] Insert insert(const void* session, std::string_view id) noexcept;
   [[nodiscard]] bool contains(const void* session, std::string_view id) const noexcept;
   [[nodiscard]] std::size_t size() const noexcept { return size_; }

@@ -241,6 +241,11 @@ TEST(VenueDedup, the_clordid_set_is_per_session_bounded_and_compares_whole_ids) 
   EXPECT_EQ(set.insert(&a, "ORD3"), hft::apps::OrderIdSet::Insert::kAdded);
   EXPECT_EQ(set.insert(&a, "ORD4"), hft::apps::OrderIdSet::Insert::kFull) << "bounded, never grown";
   EXPECT_EQ(set.size(), 4u);
+  EXPECT_EQ(set.insert(&a, "ORD1"), hft::apps::OrderIdSet::Insert::kFull) << "full: insert does not look";
+  EXPECT_TRUE(set.contains(&a, "ORD1")) << "a full set still finds every id it holds";
+  EXPECT_TRUE(set.contains(&a, long_id));
+  EXPECT_TRUE(set.contains(&a, "ORD3"));
+  EXPECT_FALSE(set.contains(&a, "ORD4"));
 }
 
 }  // namespace

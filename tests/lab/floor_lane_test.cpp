@@ -1,6 +1,11 @@
 // A tiny end-to-end floor run through the runner: raw series, report.json,
 // report.html and audit.json exist, parse and agree with each other.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <sys/ioctl.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -113,8 +118,21 @@ TEST_F(FloorLane, bench_run_writes_report_html_audit_and_raw_series_that_agree) 
   auto plan = plan_bench(cfg, LaneRegistry::instance());
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   ASSERT_EQ(plan->runs.size(), 2u);
-  ASSERT_EQ(plan->notes.size(), 1u);
+  // On ext2/3/4 the runs directory is marked TOPDIR, and the plan says so.
+  struct statfs fs {};
+  ASSERT_EQ(::statfs(out_.c_str(), &fs), 0);
+  const bool ext = fs.f_type == EXT4_SUPER_MAGIC;  // the same magic for ext2 and ext3
+  ASSERT_EQ(plan->notes.size(), ext ? 2u : 1u);
   EXPECT_EQ(plan->notes[0], "lane tx: not available in this build");
+  if (ext) {
+    EXPECT_NE(plan->notes[1].find("is marked TOPDIR"), std::string::npos) << plan->notes[1];
+    const int fd = ::open((out_ / "runs").c_str(), O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(fd, 0);
+    int flags = 0;
+    ASSERT_EQ(::ioctl(fd, FS_IOC_GETFLAGS, &flags), 0);
+    ::close(fd);
+    EXPECT_NE(flags & FS_TOPDIR_FL, 0) << "the runs directory carries the flag";
+  }
 
   std::ostringstream console;
   std::ostringstream progress;
