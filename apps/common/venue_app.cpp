@@ -41,9 +41,7 @@ bool OrderIdSet::matches(const Entry& e, std::uint64_t h, const void* session,
 }
 
 OrderIdSet::Insert OrderIdSet::insert(const void* session, std::string_view id) noexcept {
-  // Full: no probe at all. The table is tens of MiB, so each probe costs
-  // cache and TLB misses, and an insert that cannot add has nothing to gain
-  // from looking (contains() still finds every id added before).
+  // Full: no probe (see the header); contains() still finds every id.
   if (size_ == capacity_) return Insert::kFull;
   const std::uint64_t h = hash_of(session, id);
   for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {

@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <netdb.h>
-#include <sys/ioctl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -54,7 +54,6 @@ bool mark_top_directory(const std::filesystem::path& dir) {
   ::close(fd);
   return ok;
 }
-
 
 std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   std::string out;
@@ -527,15 +526,17 @@ Expected<Plan> plan_bench(const BenchConfig& config, const LaneRegistry& registr
   // journal segments right after an earlier run removed thousands pays
   // hundreds of us per file, on the venue's journal thread or engine
   // thread. Marked TOPDIR (chattr +T), --out/runs gets each run's directory
-  // placed as a top-level one: in a group with more free inodes than average.
-  // Only ext2/3/4 know the flag; elsewhere nothing is done and nothing said.
+  // placed as a top-level one (Orlov: a group with fewer directories and more
+  // free inodes than average), not in its parent's group. That lowers the
+  // odds, no more: a group just emptied has many free inodes. Only ext2/3/4
+  // know the flag; elsewhere nothing is done and nothing said.
   {
     const std::filesystem::path runs_root = config.out_dir / "runs";
     std::filesystem::create_directories(runs_root, ec);
     if (mark_top_directory(runs_root)) {
       plan.notes.push_back("run directories: " + runs_root.string() +
-                           " is marked TOPDIR (chattr +T): ext4 places each run's directory, and so its "
-                           "journals, in a block group of its own");
+                           " is marked TOPDIR (chattr +T): ext4 spreads each run's directory, and so its "
+                           "journals, over block groups as it does top-level ones, not in its parent's group");
     }
   }
 
