@@ -9,6 +9,7 @@
 //   hft-venue --conformance --spec-dir DIR --port 9878
 //   ... [--trace-file F [--trace-size N]]  (the engine's event trace, written at exit)
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -237,6 +238,8 @@ int main(int argc, char** argv) {
       journals.unfaulted_rotations += j->unfaulted_rotations;
       journals.segments_created += j->segments_created;
       journals.spares_renumbered += j->spares_renumbered;
+      journals.segments_evicted += j->segments_evicted;
+      journals.max_evict_ns = std::max(journals.max_evict_ns, j->max_evict_ns);
       journals.failed_claims += j->failed_claims;
       journals.service_errors += j->service_errors;
       if (j->last_errno != 0) journals.last_errno = j->last_errno;
@@ -267,8 +270,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "hft-venue: journals: %zu written, %llu records, %llu rotations, %llu spare misses (%llu segments "
                  "created inline), %llu rotations before the spare was pre-faulted, %llu spares prepared by the "
-                 "service (%llu renamed to follow a segment created inline), %llu failed claims, %llu service "
-                 "errors%s%s\n",
+                 "service (%llu renamed to follow a segment created inline), %llu finished segments dropped from the "
+                 "page cache (longest call %.1f ms), %llu failed claims, %llu service errors%s%s\n",
                  journal_count, static_cast<unsigned long long>(journals.appends),
                  static_cast<unsigned long long>(journals.rotations),
                  static_cast<unsigned long long>(journals.spare_misses),
@@ -276,6 +279,8 @@ int main(int argc, char** argv) {
                  static_cast<unsigned long long>(journals.unfaulted_rotations),
                  static_cast<unsigned long long>(journals.segments_created),
                  static_cast<unsigned long long>(journals.spares_renumbered),
+                 static_cast<unsigned long long>(journals.segments_evicted),
+                 static_cast<double>(journals.max_evict_ns) / 1e6,
                  static_cast<unsigned long long>(journals.failed_claims),
                  static_cast<unsigned long long>(journals.service_errors), journals.last_errno != 0 ? ": " : "",
                  journals.last_errno != 0 ? std::strerror(journals.last_errno) : "");

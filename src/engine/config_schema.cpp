@@ -342,6 +342,12 @@ constexpr std::array kSchema = {
                            "lab control, hft-bench --prealloc off): each rotation creates the next segment on the "
                            "session's thread, and the thread faults in every journal page it first writes. Y: the "
                            "next segment is created and pre-faulted in the background."},
+    KeySpec{.name = "JournalEvictFinished", .type = T::kBool, .default_value = "Y",
+            .description = "Y: a finished journal segment leaves the page cache once written back (the service "
+                           "starts its write-back as it unmaps it and drops its pages a second later), so the "
+                           "journals' page cache stays about the size of the segments being written and new journal "
+                           "pages reuse memory just freed. Finished segments are still read for resends, from disk. "
+                           "N: they stay cached until the kernel reclaims them."},
     KeySpec{.name = "JournalDurability", .type = T::kEnum, .default_value = "os",
             .description = "`none`: memory only; `os`: survives a process crash (mapped file); `fsync`: also "
                            "flushed every JournalFsyncIntervalMs; `sync`: every append flushed (slow).",

@@ -365,6 +365,9 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
     bool prealloc = true;
     HFT_GET(prealloc, s.get_bool("JournalPrealloc"));
     out.store.journal.preallocate = prealloc;
+    bool evict = true;
+    HFT_GET(evict, s.get_bool("JournalEvictFinished"));
+    out.store.journal.evict_finished = evict;
     std::string durability;
     HFT_GET(durability, s.get_string("JournalDurability"));
     auto parsed = store::parse_durability(durability);

@@ -771,6 +771,7 @@ Journal::~Journal() {
     discard_spare(filling_);
     filling_ = nullptr;
   }
+  while (ev_count_ != 0) evict_oldest();
 }
 
 // ---------------------------------------------------------------------------
@@ -1336,6 +1337,7 @@ int Journal::maintain(std::int64_t now) noexcept {
   // Without preallocation nothing is prepared ahead of the writer.
   int work = config_.preallocate ? service_spare(now) + service_prefault() : 0;
   work += service_retire(now);
+  work += service_evict(now);
   work += service_flush(now);
   if (config_.preallocate) work += service_rewarm(now);
   work += service_retention(now);
@@ -1409,19 +1411,55 @@ void Journal::flush_finished(Segment* s) noexcept {
   }
 }
 
+void Journal::hold_for_eviction(Segment* s, std::int64_t now) noexcept {
+  if (ev_count_ == evicting_.size()) evict_oldest();
+  evicting_[(ev_head_ + ev_count_) % evicting_.size()] = Evicting{s->fd, s->size, now + config_.evict_delay_ns};
+  ++ev_count_;
+  s->fd = -1;  // the file is closed by evict_oldest()
+}
+
+void Journal::evict_oldest() noexcept {
+  Evicting& e = evicting_[ev_head_];
+  // What write-back finished since the first pass is clean now and goes;
+  // pages still being written stay cached (the kernel reclaims them later).
+  const std::int64_t t0 = core::monotonic_ns();
+  (void)::posix_fadvise(e.fd, 0, static_cast<off_t>(e.size), POSIX_FADV_DONTNEED);
+  max_evict_ns_.max(static_cast<std::uint64_t>(core::monotonic_ns() - t0));
+  ::close(e.fd);
+  e = Evicting{};
+  ev_head_ = (ev_head_ + 1) % evicting_.size();
+  --ev_count_;
+  segments_evicted_.add();
+}
+
+int Journal::service_evict(std::int64_t now) noexcept {
+  if (ev_count_ == 0 || evicting_[ev_head_].due_ns > now) return 0;
+  evict_oldest();
+  return 1;
+}
+
 int Journal::service_retire(std::int64_t now) noexcept {
-  (void)now;
   if (Segment* u = unmapping_; u != nullptr) {
     // One chunk per duty cycle: a 64 MiB munmap in one call kept a shared
     // core for 3-15 ms. (Pieces of 1 MiB within a 100 us slice made no
     // difference in the rtt lane: a 4 MiB munmap takes ~0.2 ms there.)
+    const std::size_t from = unmapped_;
     const std::size_t to = std::min(u->size, unmapped_ + kUnmapChunk);
     const std::uint64_t t_unmap = core::trace::begin();
-    ::munmap(u->base + unmapped_, to - unmapped_);
-    core::trace::end(core::TraceKind::kUnmap, t_unmap, u->number, to - unmapped_);
+    ::munmap(u->base + from, to - from);
+    core::trace::end(core::TraceKind::kUnmap, t_unmap, u->number, to - from);
     unmapped_ = to;
+    if (config_.evict_finished) {
+      // The unmapped pages' dirty state is the page cache's now: start
+      // their write-back, drop those already clean (all of them after an
+      // msync under kFsync and kSync).
+      const std::int64_t t0 = core::monotonic_ns();
+      (void)::posix_fadvise(u->fd, static_cast<off_t>(from), static_cast<off_t>(to - from), POSIX_FADV_DONTNEED);
+      max_evict_ns_.max(static_cast<std::uint64_t>(core::monotonic_ns() - t0));
+    }
     if (to == u->size) {
       u->base = nullptr;  // all unmapped: close_segment only closes the file
+      if (config_.evict_finished) hold_for_eviction(u, now);
       close_retired(u);
       unmapping_ = nullptr;
     }
@@ -1849,6 +1887,8 @@ JournalStats Journal::stats() const noexcept {
   s.segments_created = segments_created_.get();
   s.spares_renumbered = spares_renumbered_.get();
   s.segments_retired = segments_retired_.get();
+  s.segments_evicted = segments_evicted_.get();
+  s.max_evict_ns = max_evict_ns_.get();
   s.segments_removed = segments_removed_.get();
   s.flushes = flushes_.get();
   s.flush_errors = flush_errors_.get();

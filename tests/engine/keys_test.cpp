@@ -522,6 +522,18 @@ TEST(ConfigKeys, max_fields_per_message_out_of_range_is_an_error_naming_the_line
       << "the documented default";
 }
 
+// --- Journal ------------------------------------------------------------------
+
+TEST(ConfigKeys, journal_evict_finished_is_on_by_default_and_n_keeps_finished_segments_cached) {
+  const std::string store = "FileStorePath=" + (std::filesystem::temp_directory_path() / "unused").string() + "\n";
+  const auto on = setup_of(acceptor_config(store)).store;
+  ASSERT_TRUE(on.persistent);
+  EXPECT_TRUE(on.journal.evict_finished) << "the documented default";
+  EXPECT_FALSE(setup_of(acceptor_config(store + "JournalEvictFinished=N")).store.journal.evict_finished);
+  const std::string error = setup_error(acceptor_config(store + "JournalEvictFinished=maybe"));
+  EXPECT_NE(error.find("JournalEvictFinished"), std::string::npos) << error;
+}
+
 // --- Throttling ---------------------------------------------------------------
 
 TEST(ConfigKeys, throttling_is_off_by_default_and_the_keys_set_the_session_settings) {

@@ -1,7 +1,10 @@
 // The journal service: spare segments, retiring, flushing, retention.
 #include "hft/store/journal_service.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -127,6 +130,69 @@ TEST(Service, a_finished_segment_is_unmapped_over_several_cycles) {
   // The finished segment is intact on disk and replays.
   Collected got;
   EXPECT_EQ(test::replay_all(**j, 1, 5, got).delivered, 4u);
+}
+
+// Pages of a file in the page cache (mincore on a read-only mapping, which
+// faults nothing in); -1 when the file cannot be read.
+long cached_pages(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  const off_t size = ::lseek(fd, 0, SEEK_END);
+  void* p = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) return -1;
+  const std::size_t pages = (static_cast<std::size_t>(size) + 4095) / 4096;
+  std::vector<unsigned char> in(pages);
+  long n = ::mincore(p, static_cast<std::size_t>(size), in.data()) == 0 ? 0 : -1;
+  for (unsigned char c : in) n += (n >= 0 && (c & 1) != 0) ? 1 : 0;
+  ::munmap(p, static_cast<std::size_t>(size));
+  return n;
+}
+
+// Finished segments leave the page cache (evict_finished): the journal's
+// cache follows the segments being written, not all it ever journaled. The
+// control (evict_finished false) keeps them cached, so the check can fail.
+TEST(Service, a_finished_segment_leaves_the_page_cache_once_written_back) {
+  for (const bool evict : {true, false}) {
+    SCOPED_TRACE(evict ? "evict_finished" : "control: evict_finished false");
+    TempDir dir;
+    JournalConfig c = test::small_config(dir.path(), 1024 * 1024);
+    c.durability = Durability::kOs;
+    c.evict_finished = evict;
+    c.evict_delay_ns = 1'000'000'000;
+    auto j = Journal::open(c);
+    ASSERT_TRUE(j) << j.error().message;
+    std::int64_t now = core::monotonic_ns();
+    (void)test::settle(**j, now);
+    test::append_range(**j, 1, 6000, 300);  // about 1.8 MB: one rotation
+    ASSERT_EQ((*j)->stats().rotations, 1u);
+    (void)test::settle(**j, now);  // retired: unmapped, write-back started
+    ASSERT_EQ((*j)->stats().segments_retired, 1u);
+    const std::string first = dir.path() + "/" + test::segment_files(dir.path()).front();
+    // Wait for the write-back here (it does not drop pages), so that the
+    // final pass finds every page clean.
+    {
+      const int fd = ::open(first.c_str(), O_RDONLY | O_CLOEXEC);
+      ASSERT_GE(fd, 0);
+      ASSERT_EQ(::fdatasync(fd), 0);
+      ::close(fd);
+    }
+    EXPECT_EQ((*j)->stats().segments_evicted, 0u) << "the final pass came before its delay";
+    now += 1'000'000'001;
+    (void)test::settle(**j, now);
+    const long cached = cached_pages(first);
+    ASSERT_GE(cached, 0);
+    if (evict) {
+      EXPECT_EQ((*j)->stats().segments_evicted, 1u);
+      EXPECT_EQ(cached, 0) << "pages of the finished segment still cached";
+    } else {
+      EXPECT_EQ((*j)->stats().segments_evicted, 0u);
+      EXPECT_GE(cached, 200) << "the control dropped the pages too";
+    }
+    // The finished segment still replays, read from disk.
+    Collected got;
+    EXPECT_EQ(test::replay_all(**j, 1, 6001, got).delivered, 6000u);
+  }
 }
 
 TEST(Service, one_service_thread_serves_several_journals) {

@@ -126,6 +126,17 @@ struct JournalConfig {
   /// 0 disables.
   std::size_t rewarm_window = std::size_t{4} << 20;
   std::int64_t rewarm_interval_ns = 100'000'000;
+  /// Finished segments leave the page cache. As the service unmaps one
+  /// (4 MiB per duty cycle) it starts the write-back of those pages and
+  /// drops the ones already clean (POSIX_FADV_DONTNEED); evict_delay_ns
+  /// later it drops the rest, by then written. The journal's page cache
+  /// then stays about the size of the segments being written instead of
+  /// growing with everything journaled, and new journal pages come from
+  /// memory just freed. Replay and readers still read finished segments,
+  /// from disk. False: finished pages stay cached until the kernel reclaims
+  /// them.
+  bool evict_finished = true;
+  std::int64_t evict_delay_ns = 1'000'000'000;
   /// session_identity() of the session writing this journal, recorded in
   /// every segment it creates. Non-zero: open() refuses a journal whose
   /// segments record another identity (a journal of another session). 0:
@@ -324,6 +335,14 @@ class Journal {
 
   static constexpr std::size_t kPoolSize = 16;
   static constexpr std::size_t kRetireCapacity = 8;
+  /// Finished segments' files held for their final eviction at most; a
+  /// journal rotating faster evicts the oldest early.
+  static constexpr std::size_t kEvictCapacity = 16;
+  struct Evicting {
+    int fd = -1;
+    std::size_t size = 0;
+    std::int64_t due_ns = 0;
+  };
   static constexpr std::size_t kReaderPins = 2;
   static constexpr std::size_t kNoClaim = ~std::size_t{0};
   enum SpareState : std::uint32_t { kSpareEmpty = 0, kSpareCreating = 1, kSpareReady = 2 };
@@ -387,6 +406,11 @@ class Journal {
 
   // service internals
   int service_retire(std::int64_t now) noexcept;
+  /// Takes s's file for the final eviction evict_delay_ns after now.
+  void hold_for_eviction(detail::Segment* s, std::int64_t now) noexcept;
+  /// Drops the oldest held file's pages from the page cache and closes it.
+  void evict_oldest() noexcept;
+  int service_evict(std::int64_t now) noexcept;
   int service_spare(std::int64_t now) noexcept;
   int service_prefault() noexcept;
   int service_flush(std::int64_t now) noexcept;
@@ -497,6 +521,9 @@ class Journal {
   std::size_t fill_next_ = 0;
   detail::Segment* unmapping_ = nullptr;  ///< retired, being unmapped chunk by chunk
   std::size_t unmapped_ = 0;
+  std::array<Evicting, kEvictCapacity> evicting_{};  ///< ring, oldest first
+  std::size_t ev_head_ = 0;
+  std::size_t ev_count_ = 0;
   std::int64_t next_retention_ns_ = 0;
   std::int64_t spare_retry_ns_ = 0;
   std::vector<Retained> retained_;     ///< ring of finished segments, oldest first
@@ -504,7 +531,7 @@ class Journal {
   std::size_t ret_count_ = 0;
 
   Counter segments_created_, segments_retired_, segments_removed_, flushes_, flush_errors_, max_flush_ns_,
-      max_prepare_ns_, service_errors_, spares_renumbered_;
+      max_prepare_ns_, service_errors_, spares_renumbered_, segments_evicted_, max_evict_ns_;
 
   friend class JournalService;
 };

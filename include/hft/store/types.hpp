@@ -116,6 +116,9 @@ struct JournalStats {
                                         ///< follow it and kept (not removed and made again)
   std::uint64_t segments_retired = 0; ///< finished segments flushed and unmapped
   std::uint64_t segments_removed = 0; ///< deleted or archived by retention
+  std::uint64_t segments_evicted = 0; ///< finished segments dropped from the page cache
+                                      ///< (JournalConfig::evict_finished)
+  std::uint64_t max_evict_ns = 0;     ///< longest write-back start or page-cache drop call
   std::uint64_t flushes = 0;          ///< service msync / write-back calls
   std::uint64_t flush_errors = 0;
   std::uint64_t max_flush_ns = 0;     ///< longest service flush call
