@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "apps/hft_bench_run.hpp"
@@ -275,11 +276,41 @@ TEST_F(HftBenchLanes, the_cross_thread_variant_is_refused_for_an_engine_without_
 TEST_F(HftBenchLanes, load_lane_reports_its_figures_and_audits_every_session) {
   // rx with 8 clients first, so the criterion compares with it; then the
   // load lane's one run set (N = 10): max, then paced at half of max.
-  const std::uint64_t calls = 5000;
+  const std::uint64_t calls = 10000;  // ten blocks of 1,000: a rate per tenth
   const json report = run_passing("--lanes rx,load --clients 8 --sessions 10 --calls " + std::to_string(calls) +
                                   " --warmup 500 --probe-calls 500 --segment-size 1MiB");
   ASSERT_TRUE(report.is_object());
   ASSERT_EQ(report["runs"].size(), 3u);
+  // Ten rates and the two halves, each a positive number.
+  const auto expect_tenths = [](const json& run) {
+    const std::string id = run["id"];
+    ASSERT_TRUE(run["notes"].contains("rate by tenth")) << id;
+    const std::string text = run["notes"]["rate by tenth"];
+    const std::string head = "answered orders/s by tenth of the measured orders:";
+    ASSERT_EQ(text.rfind(head, 0), 0u) << text;
+    std::istringstream in(text.substr(head.size()));
+    for (int t = 0; t < 10; ++t) {
+      double r = 0;
+      ASSERT_TRUE(in >> r) << text;
+      EXPECT_GT(r, 0) << text;
+    }
+    EXPECT_NE(text.find("; first half "), std::string::npos) << text;
+    EXPECT_NE(text.find(", second half "), std::string::npos) << text;
+  };
+  {
+    // 10,000 orders of 8 sessions fit in the 1 MiB segments prepared at
+    // their Logons: the rx figure is said to be a burst, here and in the
+    // load lane's criterion.
+    const json& rx = report["runs"][0];
+    EXPECT_EQ(rx["lane"], "rx");
+    expect_tenths(rx);
+    const std::string memory = rx["notes"]["venue journal memory"];
+    EXPECT_NE(memory.find("MiB allocated before the measured phase"), std::string::npos) << memory;
+    EXPECT_NE(memory.find("this rate is a burst into ready journal memory"), std::string::npos) << memory;
+    const std::string criterion = report["runs"][2]["notes"]["criterion"];
+    EXPECT_NE(criterion.find("its figure is a burst into segments prepared before its run"), std::string::npos)
+        << criterion;
+  }
   const auto number = [](const json& run, const char* key) {
     const json& v = run["notes"][key];
     return v.is_string() ? std::stod(v.get<std::string>()) : -1.0;
@@ -302,6 +333,7 @@ TEST_F(HftBenchLanes, load_lane_reports_its_figures_and_audits_every_session) {
     const json* loaded = series_named(run, "probe_rtt_loaded");
     ASSERT_TRUE(per_message != nullptr && unloaded != nullptr && loaded != nullptr) << id;
     EXPECT_EQ((*per_message)["stats"]["count"], calls / 1000) << id;
+    expect_tenths(run);
     EXPECT_EQ((*unloaded)["stats"]["count"], 500) << id;
     EXPECT_GT((*loaded)["stats"]["count"].get<std::uint64_t>(), 0u) << id;
     EXPECT_TRUE(fs::exists(dir_ / "lab" / (*loaded)["files"]["binary"].get<std::string>())) << id;

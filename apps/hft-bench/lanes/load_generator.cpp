@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -441,6 +442,30 @@ void block_series(const PhaseShared& shared, Series& s) {
     s.time.push_back(static_cast<std::int64_t>(start - shared.t_start));
     start = b;
   }
+}
+
+std::string rate_by_tenths(const PhaseShared& shared, double hz) {
+  const std::size_t blocks = shared.boundary.size();
+  if (blocks < 10 || hz <= 0) return {};
+  // Rate over blocks [from, to): their answers over the time from the end
+  // of block from - 1 (the phase start for 0) to the end of block to - 1.
+  const auto rate = [&](std::size_t from, std::size_t to) {
+    const std::uint64_t t0 = from == 0 ? shared.t_start : shared.boundary[from - 1];
+    const std::uint64_t t1 = shared.boundary[to - 1];
+    if (t1 <= t0) return 0.0;
+    return static_cast<double>((to - from) * kLoadBlock) / (static_cast<double>(t1 - t0) / hz);
+  };
+  std::string out = "answered orders/s by tenth of the measured orders:";
+  char part[48];
+  for (std::size_t t = 0; t < 10; ++t) {
+    std::snprintf(part, sizeof part, " %.0f", rate(blocks * t / 10, blocks * (t + 1) / 10));
+    out += part;
+  }
+  std::snprintf(part, sizeof part, "; first half %.0f,", rate(0, blocks / 2));
+  out += part;
+  std::snprintf(part, sizeof part, " second half %.0f", rate(blocks / 2, blocks));
+  out += part;
+  return out;
 }
 
 std::vector<RxFigure>& rx_figures() {

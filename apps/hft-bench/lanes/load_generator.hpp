@@ -206,7 +206,16 @@ struct RxFigure {
   std::uint32_t connections = 0;
   double messages_per_s = 0;
   std::string variant, arm;
+  /// The venue allocated no journal segment during the measured phase:
+  /// every order went to segments prepared before it (a burst figure).
+  bool prepared_only = false;
 };
 [[nodiscard]] std::vector<RxFigure>& rx_figures();
+
+/// The phase's answered orders per second over each tenth of its blocks,
+/// and over its first and second halves, from shared.boundary: a rate that
+/// falls within a run (journal memory prepared before it used up, say)
+/// shows here and not in the run's mean. Empty with fewer than 10 blocks.
+[[nodiscard]] std::string rate_by_tenths(const PhaseShared& shared, double hz);
 
 }  // namespace hft::lab::lanes

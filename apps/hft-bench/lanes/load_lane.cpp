@@ -601,6 +601,9 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
                             std::to_string(measured->late) + " orders late (a period or more after their plan)").c_str()
                          : ", each session as fast as its window allows");
   result.notes.emplace_back("throughput", text);
+  if (const std::string tenths = rate_by_tenths(shared, hz); !tenths.empty()) {
+    result.notes.emplace_back("rate by tenth", tenths);
+  }
   std::snprintf(text, sizeof text,
                 "round trip of PROBE, one order in flight: unloaded p50 %.1f us, p99 %.1f us (%llu orders); under "
                 "load p50 %.1f us, p99 %.1f us, max %.1f us (%llu orders); p99 loaded/unloaded %.2f",
@@ -651,6 +654,10 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
       thr = max_msgs >= rx8->messages_per_s ? "pass" : "fail";
       line += "max " + fmt("%.0f", max_msgs) + " messages/s " + (thr == "pass" ? ">=" : "<") + " rx 8 clients " +
               fmt("%.0f", rx8->messages_per_s) + " messages/s (same invocation): " + (thr == "pass" ? "PASS" : "FAIL");
+      if (rx8->prepared_only) {
+        line += " (rx's venue created no journal segment while measuring: its figure is a burst into segments "
+                "prepared before its run; compare runs long enough to pass them, docs/lab.md)";
+      }
     } else {
       line += "max " + fmt("%.0f", max_msgs) + " messages/s (rx with 8 clients did not run in this invocation: no comparison)";
     }

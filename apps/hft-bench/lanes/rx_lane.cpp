@@ -60,8 +60,9 @@ namespace hft::lab::lanes {
 namespace {
 
 // Which rx run the load lane's criterion compares with (lane_support.hpp).
-void post_rx_figure(const LaneConfig& cfg, double rate) {
+void post_rx_figure(const LaneConfig& cfg, double rate, bool prepared_only) {
   RxFigure f;
+  f.prepared_only = prepared_only;
   f.connections = std::max<std::uint32_t>(1, cfg.connections);
   f.messages_per_s = rate;
   f.variant = cfg.variant;
@@ -213,6 +214,7 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   }
   PhaseShared shared;
   std::uint64_t cpu_start = 0, cpu_end = 0, client_cpu_start = 0, client_cpu_end = 0, t_end = 0;
+  std::uint64_t journal_before = 0, journal_after = 0;  ///< venue journal blocks around the measured phase
   if (ok) {
     shared.total = cfg.calls;
     shared.boundary.assign(cfg.calls / kLoadBlock, 0);
@@ -223,12 +225,14 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
     measured.ctx = &ctx;
     measured.progress_base = cfg.warmup;
     const pid_t self = static_cast<pid_t>(::gettid());
+    if (venue) journal_before = allocated_bytes(venue->store_dir);
     cpu_start = venue ? venue->engine_cpu_ns() : 0;
     client_cpu_start = thread_cpu_ns(::getpid(), self);
     shared.t_start = tsc_now();
     auto s = client.phase(measured);
     cpu_end = venue ? venue->engine_cpu_ns() : 0;
     client_cpu_end = thread_cpu_ns(::getpid(), self);
+    if (venue) journal_after = allocated_bytes(venue->store_dir);
     if (s) {
       batches += s->batches;
       t_end = s->last_ack;
@@ -263,13 +267,31 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   block_series(shared, per_message);
   result.series.push_back(std::move(per_message));
   result.series.push_back(client.rtt_series("rtt_under_load", cfg.calls));
-  post_rx_figure(cfg, result.achieved_rate);
+  // Segments are fallocated whole: allocated bytes that did not grow mean
+  // no segment was created while measuring.
+  const bool prepared_only = venue && journal_after == journal_before;
+  post_rx_figure(cfg, result.achieved_rate, prepared_only);
 
   char text[200];
   std::snprintf(text, sizeof text, "%.0f messages/s (%u connections, %.3f s for %llu orders; %.0f ns/message wall)",
                 result.achieved_rate, n, wall, static_cast<unsigned long long>(cfg.calls),
                 wall * 1e9 / static_cast<double>(cfg.calls));
   result.notes.emplace_back("throughput", text);
+  if (const std::string tenths = rate_by_tenths(shared, hz); !tenths.empty()) {
+    result.notes.emplace_back("rate by tenth", tenths);
+  }
+  if (venue) {
+    std::snprintf(text, sizeof text, "%.1f MiB allocated before the measured phase, %.1f MiB after%s",
+                  static_cast<double>(journal_before) / (1 << 20), static_cast<double>(journal_after) / (1 << 20),
+                  prepared_only ? "" : " (segments created while measuring)");
+    std::string memory = text;
+    if (prepared_only) {
+      memory += ": no segment was created while measuring, so every order went to segments zero-filled and "
+                "pre-faulted before the run; this rate is a burst into ready journal memory, not what the venue "
+                "sustains once it must prepare segments as it goes (a longer run, --calls, measures that)";
+    }
+    result.notes.emplace_back("venue journal memory", memory);
+  }
   if (venue) {
     const double cpu_ns = static_cast<double>(cpu_end - cpu_start);
     std::snprintf(text, sizeof text, "%.0f ns of venue engine-thread CPU per message (%.0f%% of the wall time busy)",
