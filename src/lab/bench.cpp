@@ -689,7 +689,9 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
     rec.id = run_id(rec.order, pr.config);
     // A scratch directory left by an interrupted earlier bench with the same
     // --out would add its journals to this run's audit: start empty.
-    std::filesystem::remove_all(pr.config.run_dir, ec);
+    // Moved aside, emptied, not removed (removals slow later file creation:
+    // journal_audits.cpp).
+    if (!set_aside_stale_run(pr.config.run_dir, config.out_dir)) std::filesystem::remove_all(pr.config.run_dir, ec);
     std::filesystem::create_directories(pr.config.run_dir, ec);
 
     const std::string label = "[" + std::to_string(k + 1) + "/" + std::to_string(plan.runs.size()) + "] " +
@@ -768,8 +770,7 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
     progress << std::flush;
     rep.runs.push_back(std::move(rec));
   }
-  remove_emptied_journals();
-  std::filesystem::remove(config.out_dir / "runs", ec);  // only if empty
+  set_aside_emptied_journals(config.out_dir);
 
   rep.quiet = judge_quiet(rep.quiet_before, all_during, config.load_limit, config.process_limit_percent);
   if (auto e = write_report_json(config.out_dir / "report.json", rep); !e) return e.error();

@@ -137,45 +137,74 @@ AuditResult combine_audits(const std::vector<std::pair<std::string, AuditResult>
 
 namespace {
 std::mutex g_emptied_mutex;
-std::vector<fs::path> g_emptied;  // run directories whose files were emptied, removed at the bench's end
+std::vector<fs::path> g_emptied;  // run directories whose files were emptied, set aside at the bench's end
+}  // namespace
+
+namespace {
+
+// Truncates every regular file under dir (their blocks are freed; the inodes stay).
+void truncate_files(const fs::path& dir) {
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    std::error_code fec;
+    if (it->is_regular_file(fec)) fs::resize_file(it->path(), 0, fec);
+  }
+}
+
+// Moves dir into emptied_root(out_dir) under its own name, or a numbered
+// one when that is taken (a re-run into the same --out).
+bool move_aside(const fs::path& dir, const fs::path& out_dir) {
+  const fs::path root = emptied_root(out_dir);
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  fs::path to = root / dir.filename();
+  for (int k = 2; fs::exists(to, ec) && k < 100000; ++k) to = root / (dir.filename().string() + "." + std::to_string(k));
+  fs::rename(dir, to, ec);
+  return !ec;
+}
+
 }  // namespace
 
 std::string empty_run_journals(const fs::path& run_dir, const AuditResult& audit) {
   if (audit.status == AuditResult::Status::kFail)
     return "journals kept for inspection in " + run_dir.string();
   const std::uint64_t bytes = directory_bytes(run_dir);
-  // Emptied now (their blocks freed), removed when the bench ends: on ext4
-  // without a journal every file created in the minutes after many
-  // removals scans the recently removed inodes (measured on the lab host
-  // after a 1,000-session run: 400 us per creation instead of tens), and
-  // the next run's journals are created then.
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(run_dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    std::error_code fec;
-    if (it->is_regular_file(fec)) fs::resize_file(it->path(), 0, fec);
-  }
+  // Emptied now (their blocks freed), never removed: on ext4 without a
+  // journal every file created in the minutes after many removals scans
+  // the recently removed inodes (measured on the lab host after a
+  // 1,000-session run: 400 us per creation instead of tens), and the next
+  // run's journals are created then. The bench moves the directory aside
+  // after its last run.
+  truncate_files(run_dir);
   {
     const std::lock_guard lock(g_emptied_mutex);
     g_emptied.push_back(run_dir);
   }
-  char text[200];
+  char text[240];
   std::snprintf(text, sizeof text,
-                "journals (%.1f MiB on disk) emptied after the audit; their files are removed when the bench ends",
+                "journals (%.1f MiB on disk) emptied after the audit; the empty files are kept under "
+                "runs/.emptied, not removed",
                 static_cast<double>(bytes) / (1 << 20));
   return text;
 }
 
-void remove_emptied_journals() {
+fs::path emptied_root(const fs::path& out_dir) { return out_dir / "runs" / ".emptied"; }
+
+void set_aside_emptied_journals(const fs::path& out_dir) {
   std::vector<fs::path> dirs;
   {
     const std::lock_guard lock(g_emptied_mutex);
     dirs.swap(g_emptied);
   }
-  for (const auto& dir : dirs) {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
+  for (const auto& dir : dirs) (void)move_aside(dir, out_dir);
+}
+
+bool set_aside_stale_run(const fs::path& dir, const fs::path& out_dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return true;
+  truncate_files(dir);
+  return move_aside(dir, out_dir);
 }
 
 }  // namespace hft::lab

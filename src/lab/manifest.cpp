@@ -78,6 +78,8 @@ Expected<std::vector<std::string>> list_output_files(const std::filesystem::path
     const std::string rel = std::filesystem::relative(it->path(), dir, ec).generic_string();
     if (ec) return Error{it->path().string() + ": cannot make relative (" + ec.message() + ")"};
     if (rel == kManifestName) continue;
+    // Emptied journal files of earlier runs (journal_audits.hpp): scratch, not output.
+    if (rel.rfind("runs/.emptied/", 0) == 0) continue;
     if (rel.find_first_of("\n\\") != std::string::npos) {
       return Error{it->path().string() + ": a file name with a newline or backslash cannot be listed in " +
                    kManifestName};

@@ -70,20 +70,38 @@ TEST(JournalAudits, combined_audits_fail_if_any_failed_and_pass_only_if_all_pass
   EXPECT_EQ(combine_audits({}).status, Status::kNotRun);
 }
 
-TEST(JournalAudits, journals_of_a_failed_run_are_kept_and_of_a_passed_one_emptied_then_removed_at_the_end) {
+TEST(JournalAudits, journals_of_a_failed_run_are_kept_and_of_a_passed_one_emptied_then_set_aside_not_removed) {
   const test::TempDir tmp("hft_audits");
-  fs::create_directories(tmp.sub("run/venue-store"));
-  std::ofstream(tmp.sub("run/venue-store/00000001.seg"), std::ios::binary) << std::string(4096, 'j');
-  const std::string kept = empty_run_journals(tmp.sub("run"), AuditResult{Status::kFail, 0, "bad"});
+  const fs::path out = tmp.sub("out");
+  const fs::path run = out / "runs" / "001-load";
+  fs::create_directories(run / "venue-store");
+  std::ofstream(run / "venue-store" / "00000001.seg", std::ios::binary) << std::string(4096, 'j');
+  const std::string kept = empty_run_journals(run, AuditResult{Status::kFail, 0, "bad"});
   EXPECT_NE(kept.find("kept for inspection"), std::string::npos) << kept;
-  EXPECT_TRUE(fs::exists(tmp.sub("run/venue-store/00000001.seg")));
-  const std::string removed = empty_run_journals(tmp.sub("run"), AuditResult{Status::kPass, 1, "ok"});
-  EXPECT_NE(removed.find("emptied after the audit"), std::string::npos) << removed;
-  // Emptied (its blocks freed) but not removed until the bench ends.
-  ASSERT_TRUE(fs::exists(tmp.sub("run/venue-store/00000001.seg")));
-  EXPECT_EQ(fs::file_size(tmp.sub("run/venue-store/00000001.seg")), 0U);
-  remove_emptied_journals();
-  EXPECT_FALSE(fs::exists(tmp.sub("run")));
+  EXPECT_EQ(fs::file_size(run / "venue-store" / "00000001.seg"), 4096U);
+  const std::string emptied = empty_run_journals(run, AuditResult{Status::kPass, 1, "ok"});
+  EXPECT_NE(emptied.find("emptied after the audit"), std::string::npos) << emptied;
+  // Emptied (its blocks freed) and left in place until the bench ends.
+  ASSERT_TRUE(fs::exists(run / "venue-store" / "00000001.seg"));
+  EXPECT_EQ(fs::file_size(run / "venue-store" / "00000001.seg"), 0U);
+  set_aside_emptied_journals(out);
+  // Moved aside, its files kept (0 bytes): nothing removed.
+  EXPECT_FALSE(fs::exists(run));
+  const fs::path aside = emptied_root(out) / "001-load" / "venue-store" / "00000001.seg";
+  ASSERT_TRUE(fs::exists(aside));
+  EXPECT_EQ(fs::file_size(aside), 0U);
+
+  // A stale run directory of the same name (an interrupted bench): its
+  // files are emptied and it goes aside under another name.
+  fs::create_directories(run / "venue-store");
+  std::ofstream(run / "venue-store" / "00000002.seg", std::ios::binary) << std::string(8192, 'k');
+  ASSERT_TRUE(set_aside_stale_run(run, out));
+  EXPECT_FALSE(fs::exists(run));
+  const fs::path second = emptied_root(out) / "001-load.2" / "venue-store" / "00000002.seg";
+  ASSERT_TRUE(fs::exists(second));
+  EXPECT_EQ(fs::file_size(second), 0U);
+  EXPECT_TRUE(fs::exists(aside)) << "the first one stays";
+  EXPECT_TRUE(set_aside_stale_run(run, out)) << "nothing to move is not a failure";
 }
 
 }  // namespace

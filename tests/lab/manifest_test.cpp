@@ -64,6 +64,17 @@ TEST_F(Manifest, lists_every_file_sorted_with_size_and_passes_its_own_check) {
   EXPECT_TRUE(c.problems.empty()) << all(c);
 }
 
+TEST_F(Manifest, emptied_journals_of_earlier_runs_are_not_output_and_are_not_listed) {
+  write_file(dir() / "runs" / ".emptied" / "001-load" / "venue-store" / "00000001.seg", "");
+  write_file(dir() / "runs" / "002-rx" / "venue.log", "kept");  // a failed run's files are listed
+  auto written = write_manifest(dir());
+  ASSERT_TRUE(written) << written.error().message;
+  ASSERT_EQ(written->size(), 4u);
+  EXPECT_EQ((*written)[1].path, "runs/002-rx/venue.log");
+  const ManifestCheck c = check_manifest(dir());
+  EXPECT_TRUE(c.problems.empty()) << all(c);
+}
+
 TEST_F(Manifest, coreutils_sha256sum_accepts_it) {
   ASSERT_TRUE(write_manifest(dir()));
   const std::string cmd = "cd " + dir().string() + " && sha256sum --strict --quiet -c manifest.sha256 >/dev/null 2>&1";

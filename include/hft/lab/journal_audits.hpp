@@ -9,7 +9,7 @@
 // The libhft journals are validated against the reference order's
 // dictionaries (reference_order.hpp): FIXT11.xml and FIX50SP2.xml in
 // `spec_dir`, loaded once per process (per spec_dir). Files are read, never
-// written, except by empty_run_journals and remove_emptied_journals.
+// written, except by empty_run_journals and set_aside_emptied_journals.
 #pragma once
 
 #include <cstdint>
@@ -43,12 +43,22 @@ namespace hft::lab {
 
 /// Empties the files of a run whose audit did not fail (640 MiB segments
 /// add up quickly; the blocks are freed now) and leaves the directory for
-/// remove_emptied_journals(); keeps everything when it failed. Returns a
+/// set_aside_emptied_journals(); keeps everything when it failed. Returns a
 /// note for the report (the disk use freed, or where the journals are kept).
 [[nodiscard]] std::string empty_run_journals(const std::filesystem::path& run_dir, const AuditResult& audit);
-/// Removes the directories empty_run_journals() emptied (the bench calls
-/// it after its last run): removing thousands of files just before the next
-/// run made that run's file creations slow (see journal_audits.cpp).
-void remove_emptied_journals();
+/// Where emptied run directories are kept, under `out_dir` (never listed
+/// in the manifest).
+[[nodiscard]] std::filesystem::path emptied_root(const std::filesystem::path& out_dir);
+/// Moves the directories empty_run_journals() emptied into
+/// emptied_root(out_dir) (the bench calls it after its last run). Their
+/// files are not removed: on ext4 without a journal, every file created in
+/// the minutes after thousands were removed scans the removed inodes, and
+/// the next bench's venue creates its segments then (see
+/// journal_audits.cpp).
+void set_aside_emptied_journals(const std::filesystem::path& out_dir);
+/// Empties every file under `dir` (a run directory an interrupted bench
+/// left) and moves it into emptied_root(out_dir), so a run can start in its
+/// place without removing files. Returns false when it could not be moved.
+bool set_aside_stale_run(const std::filesystem::path& dir, const std::filesystem::path& out_dir);
 
 }  // namespace hft::lab
