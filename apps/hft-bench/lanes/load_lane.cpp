@@ -162,9 +162,12 @@ std::string set_key(const LaneConfig& c, std::uint32_t n) {
 
 /// Open-file limit for N + 1 client sockets here and as many accepted ones
 /// plus two journals per session in the venue (which inherits the limit):
-/// raises the soft limit up to the hard one. Returns a note or an error.
+/// per session two sockets, seqnums.dat and, per journal, its active
+/// segment, a spare, one being unmapped and up to four finished ones held
+/// for their eviction from the page cache (JournalEvictFinished). Raises
+/// the soft limit up to the hard one. Returns a note or an error.
 Expected<std::string> ensure_fd_limit(std::uint32_t sessions) {
-  const rlim_t need = static_cast<rlim_t>(sessions) * 8 + 256;
+  const rlim_t need = static_cast<rlim_t>(sessions) * 17 + 256;
   rlimit lim{};
   if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return std::string("RLIMIT_NOFILE not readable");
   if (lim.rlim_cur >= need) return "RLIMIT_NOFILE " + std::to_string(lim.rlim_cur) + " (enough)";

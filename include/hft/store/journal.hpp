@@ -335,9 +335,10 @@ class Journal {
 
   static constexpr std::size_t kPoolSize = 16;
   static constexpr std::size_t kRetireCapacity = 8;
-  /// Finished segments' files held for their final eviction at most; a
-  /// journal rotating faster evicts the oldest early.
-  static constexpr std::size_t kEvictCapacity = 16;
+  /// Finished segments' files held open for their final eviction at most
+  /// (each an open file: with thousands of journals they count against the
+  /// process's limit); a journal rotating faster evicts the oldest early.
+  static constexpr std::size_t kEvictCapacity = 4;
   struct Evicting {
     int fd = -1;
     std::size_t size = 0;
