@@ -9,7 +9,8 @@
 // The libhft journals are validated against the reference order's
 // dictionaries (reference_order.hpp): FIXT11.xml and FIX50SP2.xml in
 // `spec_dir`, loaded once per process (per spec_dir). Files are read, never
-// written, except by empty_run_journals and set_aside_emptied_journals.
+// written, except by empty_run_journals, set_aside_emptied_journals and
+// set_aside_stale_run.
 #pragma once
 
 #include <cstdint>
