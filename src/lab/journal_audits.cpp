@@ -138,9 +138,6 @@ AuditResult combine_audits(const std::vector<std::pair<std::string, AuditResult>
 namespace {
 std::mutex g_emptied_mutex;
 std::vector<fs::path> g_emptied;  // run directories whose files were emptied, set aside at the bench's end
-}  // namespace
-
-namespace {
 
 // Truncates every regular file under dir (their blocks are freed; the inodes stay).
 void truncate_files(const fs::path& dir) {
@@ -189,7 +186,7 @@ std::string empty_run_journals(const fs::path& run_dir, const AuditResult& audit
   return text;
 }
 
-fs::path emptied_root(const fs::path& out_dir) { return out_dir / "runs" / ".emptied"; }
+fs::path emptied_root(const fs::path& out_dir) { return out_dir / kEmptiedDir; }
 
 void set_aside_emptied_journals(const fs::path& out_dir) {
   std::vector<fs::path> dirs;

@@ -11,6 +11,7 @@
 #include <set>
 #include <system_error>
 
+#include "hft/lab/journal_audits.hpp"
 #include "text.hpp"
 
 namespace hft::lab {
@@ -79,7 +80,7 @@ Expected<std::vector<std::string>> list_output_files(const std::filesystem::path
     if (ec) return Error{it->path().string() + ": cannot make relative (" + ec.message() + ")"};
     if (rel == kManifestName) continue;
     // Emptied journal files of earlier runs (journal_audits.hpp): scratch, not output.
-    if (rel.rfind("runs/.emptied/", 0) == 0) continue;
+    if (rel.rfind(std::string(kEmptiedDir) + "/", 0) == 0) continue;
     if (rel.find_first_of("\n\\") != std::string::npos) {
       return Error{it->path().string() + ": a file name with a newline or backslash cannot be listed in " +
                    kManifestName};

@@ -1413,7 +1413,7 @@ void Journal::flush_finished(Segment* s) noexcept {
 
 void Journal::hold_for_eviction(Segment* s, std::int64_t now) noexcept {
   if (ev_count_ == evicting_.size()) evict_oldest();
-  evicting_[(ev_head_ + ev_count_) % evicting_.size()] = Evicting{s->fd, s->size, now + config_.evict_delay_ns};
+  evicting_[(ev_head_ + ev_count_) % evicting_.size()] = Evicting{s->fd, now + config_.evict_delay_ns};
   ++ev_count_;
   s->fd = -1;  // the file is closed by evict_oldest()
 }
@@ -1422,14 +1422,18 @@ void Journal::evict_oldest() noexcept {
   Evicting& e = evicting_[ev_head_];
   // What write-back finished since the first pass is clean now and goes;
   // pages still being written stay cached (the kernel reclaims them later).
-  const std::int64_t t0 = core::monotonic_ns();
-  (void)::posix_fadvise(e.fd, 0, static_cast<off_t>(e.size), POSIX_FADV_DONTNEED);
-  max_evict_ns_.max(static_cast<std::uint64_t>(core::monotonic_ns() - t0));
+  drop_cached(e.fd, 0, 0);
   ::close(e.fd);
   e = Evicting{};
   ev_head_ = (ev_head_ + 1) % evicting_.size();
   --ev_count_;
   segments_evicted_.add();
+}
+
+void Journal::drop_cached(int fd, std::size_t offset, std::size_t length) noexcept {
+  const std::int64_t t0 = core::monotonic_ns();
+  (void)::posix_fadvise(fd, static_cast<off_t>(offset), static_cast<off_t>(length), POSIX_FADV_DONTNEED);
+  max_evict_ns_.max(static_cast<std::uint64_t>(core::monotonic_ns() - t0));
 }
 
 int Journal::service_evict(std::int64_t now) noexcept {
@@ -1449,14 +1453,10 @@ int Journal::service_retire(std::int64_t now) noexcept {
     ::munmap(u->base + from, to - from);
     core::trace::end(core::TraceKind::kUnmap, t_unmap, u->number, to - from);
     unmapped_ = to;
-    if (config_.evict_finished) {
-      // The unmapped pages' dirty state is the page cache's now: start
-      // their write-back, drop those already clean (all of them after an
-      // msync under kFsync and kSync).
-      const std::int64_t t0 = core::monotonic_ns();
-      (void)::posix_fadvise(u->fd, static_cast<off_t>(from), static_cast<off_t>(to - from), POSIX_FADV_DONTNEED);
-      max_evict_ns_.max(static_cast<std::uint64_t>(core::monotonic_ns() - t0));
-    }
+    // The unmapped pages' dirty state is the page cache's now: start their
+    // write-back, drop those already clean (all of them after an msync
+    // under kFsync and kSync).
+    if (config_.evict_finished) drop_cached(u->fd, from, to - from);
     if (to == u->size) {
       u->base = nullptr;  // all unmapped: close_segment only closes the file
       if (config_.evict_finished) hold_for_eviction(u, now);

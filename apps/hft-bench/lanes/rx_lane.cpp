@@ -214,7 +214,7 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   }
   PhaseShared shared;
   std::uint64_t cpu_start = 0, cpu_end = 0, client_cpu_start = 0, client_cpu_end = 0, t_end = 0;
-  std::uint64_t journal_before = 0, journal_after = 0;  ///< venue journal blocks around the measured phase
+  std::uint64_t journal_before = 0, journal_after = 0;  ///< venue journal bytes allocated around the measured phase
   if (ok) {
     shared.total = cfg.calls;
     shared.boundary.assign(cfg.calls / kLoadBlock, 0);
@@ -291,8 +291,6 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
                 "sustains once it must prepare segments as it goes (a longer run, --calls, measures that)";
     }
     result.notes.emplace_back("venue journal memory", memory);
-  }
-  if (venue) {
     const double cpu_ns = static_cast<double>(cpu_end - cpu_start);
     std::snprintf(text, sizeof text, "%.0f ns of venue engine-thread CPU per message (%.0f%% of the wall time busy)",
                   cpu_ns / static_cast<double>(cfg.calls), wall > 0 ? 100.0 * cpu_ns * 1e-9 / wall : 0.0);

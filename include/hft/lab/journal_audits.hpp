@@ -47,8 +47,10 @@ namespace hft::lab {
 /// set_aside_emptied_journals(); keeps everything when it failed. Returns a
 /// note for the report (the disk use freed, or where the journals are kept).
 [[nodiscard]] std::string empty_run_journals(const std::filesystem::path& run_dir, const AuditResult& audit);
-/// Where emptied run directories are kept, under `out_dir` (never listed
-/// in the manifest).
+/// Where emptied run directories are kept, relative to --out; the manifest
+/// does not list what is under it.
+inline constexpr const char* kEmptiedDir = "runs/.emptied";
+/// kEmptiedDir under `out_dir`.
 [[nodiscard]] std::filesystem::path emptied_root(const std::filesystem::path& out_dir);
 /// Moves the directories empty_run_journals() emptied into
 /// emptied_root(out_dir) (the bench calls it after its last run). Their

@@ -341,7 +341,6 @@ class Journal {
   static constexpr std::size_t kEvictCapacity = 4;
   struct Evicting {
     int fd = -1;
-    std::size_t size = 0;
     std::int64_t due_ns = 0;
   };
   static constexpr std::size_t kReaderPins = 2;
@@ -411,6 +410,9 @@ class Journal {
   void hold_for_eviction(detail::Segment* s, std::int64_t now) noexcept;
   /// Drops the oldest held file's pages from the page cache and closes it.
   void evict_oldest() noexcept;
+  /// POSIX_FADV_DONTNEED on [offset, offset + length) of fd (length 0: to
+  /// the end), timed into max_evict_ns_.
+  void drop_cached(int fd, std::size_t offset, std::size_t length) noexcept;
   int service_evict(std::int64_t now) noexcept;
   int service_spare(std::int64_t now) noexcept;
   int service_prefault() noexcept;
