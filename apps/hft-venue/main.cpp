@@ -239,6 +239,7 @@ int main(int argc, char** argv) {
       journals.segments_created += j->segments_created;
       journals.spares_renumbered += j->spares_renumbered;
       journals.segments_evicted += j->segments_evicted;
+      journals.written_evicted_bytes += j->written_evicted_bytes;
       journals.max_evict_ns = std::max(journals.max_evict_ns, j->max_evict_ns);
       journals.failed_claims += j->failed_claims;
       journals.service_errors += j->service_errors;
@@ -271,7 +272,7 @@ int main(int argc, char** argv) {
                  "hft-venue: journals: %zu written, %llu records, %llu rotations, %llu spare misses (%llu segments "
                  "created inline), %llu rotations before the spare was pre-faulted, %llu spares prepared by the "
                  "service (%llu renamed to follow a segment created inline), %llu finished segments dropped from the "
-                 "page cache (longest call %.1f ms), %llu failed claims, %llu service errors%s%s\n",
+                 "page cache, %.1f MiB dropped behind the writers (longest call %.1f ms), %llu failed claims, %llu service errors%s%s\n",
                  journal_count, static_cast<unsigned long long>(journals.appends),
                  static_cast<unsigned long long>(journals.rotations),
                  static_cast<unsigned long long>(journals.spare_misses),
@@ -280,6 +281,7 @@ int main(int argc, char** argv) {
                  static_cast<unsigned long long>(journals.segments_created),
                  static_cast<unsigned long long>(journals.spares_renumbered),
                  static_cast<unsigned long long>(journals.segments_evicted),
+                 static_cast<double>(journals.written_evicted_bytes) / (1 << 20),
                  static_cast<double>(journals.max_evict_ns) / 1e6,
                  static_cast<unsigned long long>(journals.failed_claims),
                  static_cast<unsigned long long>(journals.service_errors), journals.last_errno != 0 ? ": " : "",

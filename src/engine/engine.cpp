@@ -220,7 +220,7 @@ struct Engine::Slot final : session::Output {
     store::Journal* journals[2] = {&journal->outbound(), journal->inbound()};
     for (int i = 0; i < 2; ++i) {
       if (journals[i] == nullptr) continue;
-      const int err = journals[i]->stats().spare_errno;
+      const int err = journals[i]->spare_errno();
       if (err == spare_errno[i]) continue;
       spare_errno[i] = err;
       const session::LogLevel level = err != 0 ? session::LogLevel::kError : session::LogLevel::kInfo;

@@ -368,6 +368,9 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
     bool evict = true;
     HFT_GET(evict, s.get_bool("JournalEvictFinished"));
     out.store.journal.evict_finished = evict;
+    bool evict_written = growing;
+    if (s.has("JournalEvictWritten")) HFT_GET(evict_written, s.get_bool("JournalEvictWritten"));
+    out.store.journal.evict_written = evict_written;
     std::string durability;
     HFT_GET(durability, s.get_string("JournalDurability"));
     auto parsed = store::parse_durability(durability);

@@ -1340,6 +1340,7 @@ int Journal::maintain(std::int64_t now) noexcept {
   work += service_evict(now);
   work += service_flush(now);
   if (config_.preallocate) work += service_rewarm(now);
+  work += service_evict_written(now);
   work += service_retention(now);
   maintaining_.store(false, std::memory_order_release);
   return work;
@@ -1439,6 +1440,60 @@ void Journal::drop_cached(int fd, std::size_t offset, std::size_t length) noexce
 int Journal::service_evict(std::int64_t now) noexcept {
   if (ev_count_ == 0 || evicting_[ev_head_].due_ns > now) return 0;
   evict_oldest();
+  return 1;
+}
+
+int Journal::service_evict_written(std::int64_t now) noexcept {
+  if (!config_.evict_written) return 0;
+  int work = 0;
+  const std::uint64_t p = published_.load(std::memory_order_acquire);
+  Segment* s = &pool_[p >> 32];
+  const bool mapped = s->base != nullptr && s->fd >= 0;
+  // Ranges due: dropped while their segment is still the one being written
+  // (a finished segment's pages go with it, evict_finished).
+  while (tr_count_ != 0 && trailing_[tr_head_].due_ns <= now) {
+    const Trailing& t = trailing_[tr_head_];
+    if (mapped && s->number == t.number) drop_cached(s->fd, t.from, t.to - t.from);
+    tr_head_ = (tr_head_ + 1) % kTrailingCapacity;
+    --tr_count_;
+    work = 1;
+  }
+  // Rounds on the re-warm's instants: with thousands of journals the calls
+  // come together in a few duty cycles.
+  if (now < next_trail_ns_) return work;
+  const std::int64_t interval = std::max<std::int64_t>(config_.rewarm_interval_ns, 1);
+  next_trail_ns_ = (now / interval + 1) * interval;
+  if (!mapped) return work;
+  if (s != trail_segment_ || s->number != trail_number_) {
+    trail_segment_ = s;
+    trail_number_ = s->number;
+    trail_to_ = 0;
+  }
+  const std::size_t end = p & 0xFFFFFFFFu;
+  if (end <= config_.evict_written_keep) return work;
+  const std::size_t target = detail::page_floor(end - config_.evict_written_keep);
+  if (target < trail_to_ + std::max(config_.evict_written_chunk, kPageSize)) return work;
+  if (tr_count_ == kTrailingCapacity) {
+    // Rounds faster than the delay can hold: the oldest range goes now.
+    const Trailing& t = trailing_[tr_head_];
+    if (s->number == t.number) drop_cached(s->fd, t.from, t.to - t.from);
+    tr_head_ = (tr_head_ + 1) % kTrailingCapacity;
+    --tr_count_;
+  }
+  // The writer stores only at and after `end`, so nothing below target is
+  // written again; a replay or a store that does reach below faults the
+  // page back in (from the page cache or the disk), nothing is lost: the
+  // unmapped pages' dirty state is the page cache's. Then start their
+  // write-back (and drop what is clean already).
+  const std::size_t from = trail_to_;
+  const std::int64_t t0 = core::monotonic_ns();
+  (void)::madvise(s->base + from, target - from, MADV_DONTNEED);
+  max_evict_ns_.max(static_cast<std::uint64_t>(core::monotonic_ns() - t0));
+  drop_cached(s->fd, from, target - from);
+  trailing_[(tr_head_ + tr_count_) % kTrailingCapacity] = Trailing{s->number, from, target, now + config_.evict_delay_ns};
+  ++tr_count_;
+  written_evicted_bytes_.add(target - from);
+  trail_to_ = target;
   return 1;
 }
 
@@ -1889,6 +1944,7 @@ JournalStats Journal::stats() const noexcept {
   s.segments_retired = segments_retired_.get();
   s.segments_evicted = segments_evicted_.get();
   s.max_evict_ns = max_evict_ns_.get();
+  s.written_evicted_bytes = written_evicted_bytes_.get();
   s.segments_removed = segments_removed_.get();
   s.flushes = flushes_.get();
   s.flush_errors = flush_errors_.get();

@@ -534,6 +534,24 @@ TEST(ConfigKeys, journal_evict_finished_is_on_by_default_and_n_keeps_finished_se
   EXPECT_NE(error.find("JournalEvictFinished"), std::string::npos) << error;
 }
 
+TEST(ConfigKeys, journal_evict_written_follows_segment_growth_unless_set) {
+  const std::string store = "FileStorePath=" + (std::filesystem::temp_directory_path() / "unused").string() + "\n";
+  // Growing segments (the default): many sessions, on.
+  const auto growing = setup_of(acceptor_config(store)).store.journal;
+  ASSERT_LT(growing.initial_segment_size, growing.segment_size);
+  EXPECT_TRUE(growing.evict_written) << "the documented default with growing segments";
+  EXPECT_EQ(growing.evict_written_keep, 64u * 1024);
+  EXPECT_EQ(growing.evict_written_chunk, 256u * 1024);
+  // Full-size segments (the single-session latency setting): off.
+  const std::string full = store + "JournalSegmentSize=8M\nJournalInitialSegmentSize=8M\n";
+  EXPECT_FALSE(setup_of(acceptor_config(full)).store.journal.evict_written) << "the documented default, full size";
+  // Set either way, it wins.
+  EXPECT_TRUE(setup_of(acceptor_config(full + "JournalEvictWritten=Y")).store.journal.evict_written);
+  EXPECT_FALSE(setup_of(acceptor_config(store + "JournalEvictWritten=N")).store.journal.evict_written);
+  const std::string error = setup_error(acceptor_config(store + "JournalEvictWritten=sometimes"));
+  EXPECT_NE(error.find("JournalEvictWritten"), std::string::npos) << error;
+}
+
 // --- Throttling ---------------------------------------------------------------
 
 TEST(ConfigKeys, throttling_is_off_by_default_and_the_keys_set_the_session_settings) {

@@ -132,12 +132,14 @@ TEST(Service, a_finished_segment_is_unmapped_over_several_cycles) {
   EXPECT_EQ(test::replay_all(**j, 1, 5, got).delivered, 4u);
 }
 
-// Pages of a file in the page cache (mincore on a read-only mapping, which
-// faults nothing in); -1 when the file cannot be read.
-long cached_pages(const std::string& path) {
+// Pages of a file (of its first `below` bytes, when not 0) in the page cache
+// (mincore on a read-only mapping, which faults nothing in); -1 when the
+// file cannot be read.
+long cached_pages(const std::string& path, std::size_t below = 0) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
-  const off_t size = ::lseek(fd, 0, SEEK_END);
+  off_t size = ::lseek(fd, 0, SEEK_END);
+  if (below != 0 && static_cast<off_t>(below) < size) size = static_cast<off_t>(below);
   void* p = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ, MAP_SHARED, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) return -1;
@@ -192,6 +194,79 @@ TEST(Service, a_finished_segment_leaves_the_page_cache_once_written_back) {
     // The finished segment still replays, read from disk.
     Collected got;
     EXPECT_EQ(test::replay_all(**j, 1, 6001, got).delivered, 6000u);
+  }
+}
+
+// The written part of the segment being written leaves the page cache too
+// (evict_written): behind the writer, past evict_written_keep, in pieces of
+// at least evict_written_chunk. The writer goes on in the same segment,
+// everything replays (read back from disk), and a reopen recovers it all.
+// The control (evict_written false) keeps the segment cached whole.
+TEST(Service, the_written_part_of_the_active_segment_leaves_the_page_cache) {
+  for (const bool evict : {true, false}) {
+    SCOPED_TRACE(evict ? "evict_written" : "control: evict_written false");
+    TempDir dir;
+    JournalConfig c = test::small_config(dir.path(), 8 * 1024 * 1024);
+    c.durability = Durability::kOs;
+    c.evict_written = evict;
+    c.evict_written_keep = 64 * 1024;
+    c.evict_written_chunk = 256 * 1024;
+    c.evict_delay_ns = 1'000'000'000;
+    std::uint64_t next = 1;
+    {
+      auto j = Journal::open(c);
+      ASSERT_TRUE(j) << j.error().message;
+      std::int64_t now = core::monotonic_ns();
+      (void)test::settle(**j, now);
+      // Less than a chunk past the kept 64 KiB: nothing goes yet.
+      test::append_range(**j, next, next + 899, 300);  // ~300 KB
+      next += 900;
+      now += c.rewarm_interval_ns;
+      (void)test::settle(**j, now);
+      EXPECT_EQ((*j)->stats().written_evicted_bytes, 0u);
+      test::append_range(**j, next, next + 5099, 300);  // ~1.8 MB in all, one segment
+      next += 5100;
+      ASSERT_EQ((*j)->stats().rotations, 0u);
+      now += c.rewarm_interval_ns;
+      (void)test::settle(**j, now);  // out of the writer's mapping, write-back started
+      const std::string active = dir.path() + "/" + test::segment_files(dir.path()).front();
+      {
+        const int fd = ::open(active.c_str(), O_RDONLY | O_CLOEXEC);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(::fdatasync(fd), 0);
+        ::close(fd);
+      }
+      now += 1'000'000'001;
+      (void)test::settle(**j, now);  // dropped, by then clean
+      // Below the writer, less the 64 KiB kept (the pages ahead of it are
+      // pre-faulted: the whole segment here, rewarm_window 0).
+      const std::size_t end = (*j)->write_position() & 0xFFFFFFFFu;
+      ASSERT_GT(end, 1'800'000u);
+      const std::size_t below = (end - 64 * 1024) / 4096 * 4096;
+      const long cached = cached_pages(active, below);
+      ASSERT_GE(cached, 0);
+      const std::uint64_t dropped = (*j)->stats().written_evicted_bytes;
+      if (evict) {
+        EXPECT_EQ(dropped, below);
+        EXPECT_EQ(cached, 0) << "written pages still cached";
+      } else {
+        EXPECT_EQ(dropped, 0u);
+        EXPECT_EQ(cached, static_cast<long>(below / 4096)) << "the control dropped pages too";
+      }
+      // The writer goes on in the same segment; all of it replays.
+      test::append_range(**j, next, next + 99, 300);
+      next += 100;
+      Collected got;
+      EXPECT_EQ(test::replay_all(**j, 1, next, got).delivered, next - 1);
+      ASSERT_EQ(got.bytes.size(), next - 1);
+      for (std::uint64_t s = 1; s < next; s += 977) EXPECT_EQ(got.bytes[s - 1], message_for(s, 300)) << s;
+    }
+    // Reopened (recovery walks the segment, read back from disk): all there.
+    auto j = Journal::open(c);
+    ASSERT_TRUE(j) << j.error().message;
+    EXPECT_EQ((*j)->last_seq(), next - 1);
+    Collected got;
+    EXPECT_EQ(test::replay_all(**j, 1, next, got).delivered, next - 1);
   }
 }
 

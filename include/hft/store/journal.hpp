@@ -137,6 +137,21 @@ struct JournalConfig {
   /// them.
   bool evict_finished = true;
   std::int64_t evict_delay_ns = 1'000'000'000;
+  /// The written part of the segment being written leaves the page cache
+  /// too: each re-warm round, once at least evict_written_chunk bytes lie
+  /// more than evict_written_keep behind the writer, the service takes them
+  /// out of the writer's mapping (MADV_DONTNEED: their dirty state moves to
+  /// the page cache, nothing is lost) and starts their write-back; a round
+  /// evict_delay_ns later it drops them, by then written. With many
+  /// journals, each filling its own segment slowly, finished segments are
+  /// rare and without this the page cache grows with everything journaled
+  /// (64 MiB segments x 2,000 journals); with it each journal keeps about
+  /// keep + chunk behind the writer, and new pages come from memory just
+  /// freed. A resend of older messages reads them from disk. False: the
+  /// active segment stays cached whole.
+  bool evict_written = false;
+  std::size_t evict_written_keep = std::size_t{64} << 10;
+  std::size_t evict_written_chunk = std::size_t{256} << 10;
   /// session_identity() of the session writing this journal, recorded in
   /// every segment it creates. Non-zero: open() refuses a journal whose
   /// segments record another identity (a journal of another session). 0:
@@ -293,6 +308,8 @@ class Journal {
 
   /// True when a pre-created spare segment is waiting for the next rotation.
   [[nodiscard]] bool spare_ready() const noexcept;
+  /// stats().spare_errno alone (a timer asks it of every journal, often).
+  [[nodiscard]] int spare_errno() const noexcept { return spare_errno_.load(std::memory_order_relaxed); }
   /// True when the spare is ready and all its pages are pre-faulted.
   [[nodiscard]] bool spare_prefaulted() const noexcept;
 
@@ -343,6 +360,14 @@ class Journal {
     int fd = -1;
     std::int64_t due_ns = 0;
   };
+  /// A written range of the active segment taken out of the writer's
+  /// mapping, dropped from the page cache once due (evict_written).
+  struct Trailing {
+    std::uint64_t number = 0;  ///< its segment
+    std::size_t from = 0, to = 0;
+    std::int64_t due_ns = 0;
+  };
+  static constexpr std::size_t kTrailingCapacity = 16;
   static constexpr std::size_t kReaderPins = 2;
   static constexpr std::size_t kNoClaim = ~std::size_t{0};
   enum SpareState : std::uint32_t { kSpareEmpty = 0, kSpareCreating = 1, kSpareReady = 2 };
@@ -414,6 +439,9 @@ class Journal {
   /// the end), timed into max_evict_ns_.
   void drop_cached(int fd, std::size_t offset, std::size_t length) noexcept;
   int service_evict(std::int64_t now) noexcept;
+  /// evict_written: takes the written range behind the writer out of its
+  /// mapping (each re-warm interval), drops ranges that are due.
+  int service_evict_written(std::int64_t now) noexcept;
   int service_spare(std::int64_t now) noexcept;
   int service_prefault() noexcept;
   int service_flush(std::int64_t now) noexcept;
@@ -527,6 +555,13 @@ class Journal {
   std::array<Evicting, kEvictCapacity> evicting_{};  ///< ring, oldest first
   std::size_t ev_head_ = 0;
   std::size_t ev_count_ = 0;
+  detail::Segment* trail_segment_ = nullptr;  ///< active segment the trailing eviction is in
+  std::uint64_t trail_number_ = 0;
+  std::size_t trail_to_ = 0;                  ///< its bytes below this are out of the writer's mapping
+  std::int64_t next_trail_ns_ = 0;
+  std::array<Trailing, kTrailingCapacity> trailing_{};  ///< ring, oldest first
+  std::size_t tr_head_ = 0;
+  std::size_t tr_count_ = 0;
   std::int64_t next_retention_ns_ = 0;
   std::int64_t spare_retry_ns_ = 0;
   std::vector<Retained> retained_;     ///< ring of finished segments, oldest first
@@ -534,7 +569,7 @@ class Journal {
   std::size_t ret_count_ = 0;
 
   Counter segments_created_, segments_retired_, segments_removed_, flushes_, flush_errors_, max_flush_ns_,
-      max_prepare_ns_, service_errors_, spares_renumbered_, segments_evicted_, max_evict_ns_;
+      max_prepare_ns_, service_errors_, spares_renumbered_, segments_evicted_, max_evict_ns_, written_evicted_bytes_;
 
   friend class JournalService;
 };
