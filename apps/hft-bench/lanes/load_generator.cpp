@@ -153,11 +153,10 @@ Expected<PhaseStats> LoadGenerator::phase(const PhaseSpec& spec) {
     c.sent = c.acked = 0;
   }
   if (opt_.use_epoll && quota_per_conn_) {
-    // Every window opens once here; afterwards a connection is refilled
-    // when its reports arrive.
+    // Every window opens here; afterwards a connection is topped up to its
+    // window when its reports arrive.
     for (auto& c : conns_) {
-      fill_orders(*c, std::numeric_limits<std::uint64_t>::max());
-      if (auto e = flush(*c); !e) return e.error();
+      if (auto e = fill_window(*c); !e) return e.error();
     }
   }
   auto done = pump_until([&] { return phase_acked_ == spec.orders; }, "the ExecutionReports", spec.timeout_s);
@@ -223,6 +222,19 @@ Expected<void> LoadGenerator::flush(LoadConn& c) {
   return {};
 }
 
+Expected<void> LoadGenerator::fill_window(LoadConn& c) {
+  // Batches of up to kLoadBatch orders, one send() each, until the window
+  // is full (as the scanning pump does over its passes): one batch per
+  // wake-up kept a 64-order window at 16 in flight.
+  for (;;) {
+    const std::uint64_t before = c.sent;
+    fill_orders(c, std::numeric_limits<std::uint64_t>::max());
+    if (c.sent == before) return {};
+    if (auto e = flush(c); !e) return e;
+    if (c.tx_end != 0) return {};  // the socket is full: the backlog sends the rest
+  }
+}
+
 void LoadGenerator::fill_orders(LoadConn& c, std::uint64_t limit) {
   if (c.tx_end != 0) return;
   std::uint64_t room = 0;
@@ -266,6 +278,7 @@ void LoadGenerator::fill_orders(LoadConn& c, std::uint64_t limit) {
     ++phase_sent_;
   }
   ++stats_.batches;
+  stats_.max_in_flight = std::max(stats_.max_in_flight, c.sent - c.acked);
 }
 
 Expected<void> LoadGenerator::on_message(LoadConn& c, std::string_view msg, std::uint64_t now) {
@@ -385,8 +398,7 @@ Expected<void> LoadGenerator::pump_once() {
       LoadConn& c = *static_cast<LoadConn*>(events[k].data.ptr);
       if (auto e = receive(c); !e) return e;
       if (!paced) {
-        fill_orders(c, std::numeric_limits<std::uint64_t>::max());
-        if (auto e = flush(c); !e) return e;
+        if (auto e = fill_window(c); !e) return e;
       }
       // The hook (the probe) also between every 8 ready connections: a
       // pass over 64 of them takes 100 us or more.

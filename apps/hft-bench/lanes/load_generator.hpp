@@ -116,6 +116,7 @@ struct PhaseStats {
   std::uint64_t last_ack = 0;    ///< TSC of its last answer
   std::uint64_t late = 0;        ///< paced: orders issued a period or more after their plan
   std::uint64_t batches = 0;     ///< send batches
+  std::uint64_t max_in_flight = 0;  ///< most unanswered orders one connection had
 };
 
 class LoadGenerator {
@@ -162,6 +163,9 @@ class LoadGenerator {
   [[nodiscard]] Expected<void> queue(LoadConn& c, codec::MessageWriter& w);
   [[nodiscard]] Expected<void> flush(LoadConn& c);
   void fill_orders(LoadConn& c, std::uint64_t limit);
+  /// As-fast-as-possible phases with epoll: fill_orders + flush until c's
+  /// window is full or its socket takes no more.
+  [[nodiscard]] Expected<void> fill_window(LoadConn& c);
   [[nodiscard]] Expected<void> on_message(LoadConn& c, std::string_view msg, std::uint64_t now);
   [[nodiscard]] Expected<void> receive(LoadConn& c);
   [[nodiscard]] Expected<void> pump_once();

@@ -196,6 +196,7 @@ struct PhaseOutcome {
   std::uint64_t t_end = 0;
   std::uint64_t late = 0;
   std::uint64_t batches = 0;
+  std::uint64_t max_in_flight = 0;  ///< most unanswered orders of one session
 };
 
 /// One phase over every load generator: generator 0 on this thread, the
@@ -262,6 +263,7 @@ Expected<PhaseOutcome> run_phase(std::vector<std::unique_ptr<LoadGenerator>>& ge
     out.t_end = std::max(out.t_end, (*results[k])->last_ack);
     out.late += (*results[k])->late;
     out.batches += (*results[k])->batches;
+    out.max_in_flight = std::max(out.max_in_flight, (*results[k])->max_in_flight);
   }
   return out;
 }
@@ -602,7 +604,9 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
                 static_cast<unsigned long long>(cfg.calls), wall * 1e9 / static_cast<double>(cfg.calls),
                 rate > 0 ? (", paced at " + fmt("%.0f", rate) + " messages/s: " + rate_origin + "; " +
                             std::to_string(measured->late) + " orders late (a period or more after their plan)").c_str()
-                         : ", each session as fast as its window allows");
+                         : (", each session as fast as its window allows (at most " +
+                            std::to_string(measured->max_in_flight) + " orders in flight of a window of " +
+                            std::to_string(cfg.window) + ")").c_str());
   result.notes.emplace_back("throughput", text);
   if (const std::string tenths = rate_by_tenths(shared, hz); !tenths.empty()) {
     result.notes.emplace_back("rate by tenth", tenths);
