@@ -58,7 +58,7 @@ struct JournalServiceConfig {
   /// journals a cycle still holds a shared core for about this long before
   /// its pause, and every journal is reached in turn. 0: every journal in
   /// every cycle.
-  std::chrono::microseconds cycle_budget{250};
+  std::chrono::microseconds cycle_budget{50};
   std::string thread_name = "hft-journal";
 };
 
