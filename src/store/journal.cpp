@@ -29,8 +29,9 @@ constexpr std::uint64_t kNoPin = std::numeric_limits<std::uint64_t>::max();
 // Per service duty cycle: 16 pages of a fresh ext4 file cost 25-75 us of
 // faults, the longest the service thread keeps a shared core at a stretch.
 // (64 pages, 0.1-0.3 ms, made the service's slices on the core of a
-// 1,000-session engine 230-260 us each, and so the round trip of a session
-// that arrived during one: p99 at 300,000 orders/s was 350-950 us.)
+// 1,000-session engine 230-260 us each even with a 50 us cycle budget, and
+// so the round trip of a session that arrived during one: p99 at 300,000
+// orders/s was 380-570 us.)
 constexpr std::size_t kPrefaultChunk = 16 * kPageSize;
 // A zero-filled spare's pages are in the page cache: pre-faulting only maps
 // them (64 MiB in 2.5 ms), so larger chunks, fewer wake-ups.
@@ -1446,19 +1447,22 @@ int Journal::service_evict(std::int64_t now) noexcept {
   return 1;
 }
 
+void Journal::drop_oldest_trailing(const Segment& active) noexcept {
+  const Trailing& t = trailing_[tr_head_];
+  // Only while its segment is still the one being written (a finished
+  // segment's pages go with it, evict_finished).
+  if (active.base != nullptr && active.fd >= 0 && active.number == t.number) drop_cached(active.fd, t.from, t.to - t.from);
+  tr_head_ = (tr_head_ + 1) % kTrailingCapacity;
+  --tr_count_;
+}
+
 int Journal::service_evict_written(std::int64_t now) noexcept {
   if (!config_.evict_written) return 0;
   int work = 0;
   const std::uint64_t p = published_.load(std::memory_order_acquire);
   Segment* s = &pool_[p >> 32];
-  const bool mapped = s->base != nullptr && s->fd >= 0;
-  // Ranges due: dropped while their segment is still the one being written
-  // (a finished segment's pages go with it, evict_finished).
   while (tr_count_ != 0 && trailing_[tr_head_].due_ns <= now) {
-    const Trailing& t = trailing_[tr_head_];
-    if (mapped && s->number == t.number) drop_cached(s->fd, t.from, t.to - t.from);
-    tr_head_ = (tr_head_ + 1) % kTrailingCapacity;
-    --tr_count_;
+    drop_oldest_trailing(*s);
     work = 1;
   }
   // Rounds on the re-warm's instants: with thousands of journals the calls
@@ -1466,23 +1470,17 @@ int Journal::service_evict_written(std::int64_t now) noexcept {
   if (now < next_trail_ns_) return work;
   const std::int64_t interval = std::max<std::int64_t>(config_.rewarm_interval_ns, 1);
   next_trail_ns_ = (now / interval + 1) * interval;
-  if (!mapped) return work;
-  if (s != trail_segment_ || s->number != trail_number_) {
-    trail_segment_ = s;
-    trail_number_ = s->number;
+  if (s->base == nullptr || s->fd < 0) return work;
+  if (s->number != trail_number_) {
+    trail_number_ = s->number;  // segment numbers are never reused for a segment that was written
     trail_to_ = 0;
   }
   const std::size_t end = p & 0xFFFFFFFFu;
   if (end <= config_.evict_written_keep) return work;
   const std::size_t target = detail::page_floor(end - config_.evict_written_keep);
   if (target < trail_to_ + std::max(config_.evict_written_chunk, kPageSize)) return work;
-  if (tr_count_ == kTrailingCapacity) {
-    // Rounds faster than the delay can hold: the oldest range goes now.
-    const Trailing& t = trailing_[tr_head_];
-    if (s->number == t.number) drop_cached(s->fd, t.from, t.to - t.from);
-    tr_head_ = (tr_head_ + 1) % kTrailingCapacity;
-    --tr_count_;
-  }
+  // Rounds faster than the delay can hold: the oldest range goes now.
+  if (tr_count_ == kTrailingCapacity) drop_oldest_trailing(*s);
   // The writer stores only at and after `end`, so nothing below target is
   // written again; a replay or a store that does reach below faults the
   // page back in (from the page cache or the disk), nothing is lost: the

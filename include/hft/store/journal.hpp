@@ -442,6 +442,9 @@ class Journal {
   /// evict_written: takes the written range behind the writer out of its
   /// mapping (each re-warm interval), drops ranges that are due.
   int service_evict_written(std::int64_t now) noexcept;
+  /// Takes the oldest trailing range off the ring, dropping its pages if
+  /// its segment is `active`, the one being written.
+  void drop_oldest_trailing(const detail::Segment& active) noexcept;
   int service_spare(std::int64_t now) noexcept;
   int service_prefault() noexcept;
   int service_flush(std::int64_t now) noexcept;
@@ -555,9 +558,8 @@ class Journal {
   std::array<Evicting, kEvictCapacity> evicting_{};  ///< ring, oldest first
   std::size_t ev_head_ = 0;
   std::size_t ev_count_ = 0;
-  detail::Segment* trail_segment_ = nullptr;  ///< active segment the trailing eviction is in
-  std::uint64_t trail_number_ = 0;
-  std::size_t trail_to_ = 0;                  ///< its bytes below this are out of the writer's mapping
+  std::uint64_t trail_number_ = 0;  ///< active segment the trailing eviction is in
+  std::size_t trail_to_ = 0;        ///< its bytes below this are out of the writer's mapping
   std::int64_t next_trail_ns_ = 0;
   std::array<Trailing, kTrailingCapacity> trailing_{};  ///< ring, oldest first
   std::size_t tr_head_ = 0;
