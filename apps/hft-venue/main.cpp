@@ -272,7 +272,7 @@ int main(int argc, char** argv) {
                  "hft-venue: journals: %zu written, %llu records, %llu rotations, %llu spare misses (%llu segments "
                  "created inline), %llu rotations before the spare was pre-faulted, %llu spares prepared by the "
                  "service (%llu renamed to follow a segment created inline), %llu finished segments dropped from the "
-                 "page cache, %.1f MiB dropped behind the writers (longest call %.1f ms), %llu failed claims, %llu service errors%s%s\n",
+                 "page cache, %.1f MiB taken out of the writers' mappings behind them (longest call %.1f ms), %llu failed claims, %llu service errors%s%s\n",
                  journal_count, static_cast<unsigned long long>(journals.appends),
                  static_cast<unsigned long long>(journals.rotations),
                  static_cast<unsigned long long>(journals.spare_misses),

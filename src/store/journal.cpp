@@ -1479,20 +1479,32 @@ int Journal::service_evict_written(std::int64_t now) noexcept {
   if (end <= config_.evict_written_keep) return work;
   const std::size_t target = detail::page_floor(end - config_.evict_written_keep);
   if (target < trail_to_ + std::max(config_.evict_written_chunk, kPageSize)) return work;
-  // Rounds faster than the delay can hold: the oldest range goes now.
-  if (tr_count_ == kTrailingCapacity) drop_oldest_trailing(*s);
   // The writer stores only at and after `end`, so nothing below target is
   // written again; a replay or a store that does reach below faults the
   // page back in (from the page cache or the disk), nothing is lost: the
-  // unmapped pages' dirty state is the page cache's. Then start their
-  // write-back (and drop what is clean already).
+  // unmapped pages' dirty state is the page cache's, written back by the
+  // kernel's flusher threads, and dropped when due.
   const std::size_t from = trail_to_;
   const std::int64_t t0 = core::monotonic_ns();
   (void)::madvise(s->base + from, target - from, MADV_DONTNEED);
   max_evict_ns_.max(static_cast<std::uint64_t>(core::monotonic_ns() - t0));
-  drop_cached(s->fd, from, target - from);
-  trailing_[(tr_head_ + tr_count_) % kTrailingCapacity] = Trailing{s->number, from, target, now + config_.evict_delay_ns};
-  ++tr_count_;
+  const std::int64_t due = now + config_.evict_written_delay_ns;
+  if (tr_count_ == kTrailingCapacity) {
+    // More rounds than the ring holds within the delay: the newest range
+    // (same segment, ending where this one starts) takes this one in and
+    // keeps its own due time, rather than the oldest going early.
+    Trailing& newest = trailing_[(tr_head_ + tr_count_ - 1) % kTrailingCapacity];
+    if (newest.number == s->number && newest.to == from) {
+      newest.to = target;
+    } else {
+      drop_oldest_trailing(*s);
+      trailing_[(tr_head_ + tr_count_) % kTrailingCapacity] = Trailing{s->number, from, target, due};
+      ++tr_count_;
+    }
+  } else {
+    trailing_[(tr_head_ + tr_count_) % kTrailingCapacity] = Trailing{s->number, from, target, due};
+    ++tr_count_;
+  }
   written_evicted_bytes_.add(target - from);
   trail_to_ = target;
   return 1;

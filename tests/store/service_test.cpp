@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <filesystem>
 #include <thread>
 
@@ -212,6 +215,7 @@ TEST(Service, the_written_part_of_the_active_segment_leaves_the_page_cache) {
     c.evict_written_keep = 64 * 1024;
     c.evict_written_chunk = 256 * 1024;
     c.evict_delay_ns = 1'000'000'000;
+    c.evict_written_delay_ns = 1'000'000'000;
     std::uint64_t next = 1;
     {
       auto j = Journal::open(c);
@@ -228,7 +232,7 @@ TEST(Service, the_written_part_of_the_active_segment_leaves_the_page_cache) {
       next += 5100;
       ASSERT_EQ((*j)->stats().rotations, 0u);
       now += c.rewarm_interval_ns;
-      (void)test::settle(**j, now);  // out of the writer's mapping, write-back started
+      (void)test::settle(**j, now);  // out of the writer's mapping
       const std::string active = dir.path() + "/" + test::segment_files(dir.path()).front();
       {
         const int fd = ::open(active.c_str(), O_RDONLY | O_CLOEXEC);
@@ -268,6 +272,82 @@ TEST(Service, the_written_part_of_the_active_segment_leaves_the_page_cache) {
     Collected got;
     EXPECT_EQ(test::replay_all(**j, 1, next, got).delivered, next - 1);
   }
+}
+
+// Resident kB of this process's mapping of path (/proc/self/smaps), -1 if
+// it has none.
+long mapped_kib(const std::string& path) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in = false;
+  long kib = -1;
+  while (std::getline(smaps, line)) {
+    // A mapping's header: "start-end perms offset dev inode path".
+    const std::size_t space = line.find(' ');
+    if (space != std::string::npos && space > 0 &&
+        line.find_first_not_of("0123456789abcdef-", 0) == space) {
+      in = line.size() >= path.size() && line.compare(line.size() - path.size(), path.size(), path) == 0;
+      continue;
+    }
+    if (in && line.rfind("Rss:", 0) == 0) kib = (kib < 0 ? 0 : kib) + std::atol(line.c_str() + 4);
+  }
+  return kib;
+}
+
+// The trailing eviction takes what the writer wrote out of its mapping at
+// once (its resident size falls) and leaves it in the page cache, for the
+// kernel's flusher, until evict_written_delay_ns has passed; a writer that
+// passes more ranges than the ring holds within the delay has them joined,
+// and dropped when due. (Whether write-back was started early is not
+// visible per file here: this checks the mapping and the drop.)
+TEST(Service, the_written_part_leaves_the_mapping_at_once_and_the_page_cache_after_the_delay) {
+  TempDir dir;
+  JournalConfig c = test::small_config(dir.path(), 16 * 1024 * 1024);
+  c.durability = Durability::kOs;
+  c.evict_written = true;
+  c.evict_written_keep = 64 * 1024;
+  c.evict_written_chunk = 256 * 1024;
+  c.evict_written_delay_ns = 30'000'000'000;
+  auto j = Journal::open(c);
+  ASSERT_TRUE(j) << j.error().message;
+  std::int64_t now = core::monotonic_ns();
+  (void)test::settle(**j, now);
+  const std::string active = dir.path() + "/" + test::segment_files(dir.path()).front();
+  const long mapped_before = mapped_kib(active);
+  ASSERT_GT(mapped_before, 8 * 1024) << "the segment is pre-faulted whole here (rewarm_window 0)";
+  // 24 rounds, each ~300 KB further: more ranges than the ring's 16.
+  std::uint64_t next = 1;
+  for (int round = 0; round < 24; ++round) {
+    test::append_range(**j, next, next + 999, 300);
+    next += 1000;
+    now += c.rewarm_interval_ns;
+    (void)test::settle(**j, now);
+  }
+  ASSERT_EQ((*j)->stats().rotations, 0u);
+  const std::size_t end = (*j)->write_position() & 0xFFFFFFFFu;
+  ASSERT_GT(end, 7'000'000u);
+  const std::size_t below = (end - 64 * 1024) / 4096 * 4096;
+  const std::uint64_t taken = (*j)->stats().written_evicted_bytes;
+  EXPECT_GE(taken + 256 * 1024, below) << "the writer's mapping still holds what it wrote";
+  EXPECT_LE(mapped_kib(active), mapped_before - static_cast<long>(taken / 1024))
+      << "taken out of the writer's mapping: its resident size falls by as much";
+  // Not yet due: every written page is still cached (nothing dropped, no
+  // write-back started by the journal).
+  EXPECT_EQ(cached_pages(active, taken), static_cast<long>(taken / 4096)) << "dropped before the delay";
+  {
+    const int fd = ::open(active.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::fdatasync(fd), 0);  // what the kernel's flusher does within the delay
+    ::close(fd);
+  }
+  now += c.evict_written_delay_ns + c.rewarm_interval_ns;
+  (void)test::settle(**j, now);
+  EXPECT_EQ(cached_pages(active, taken), 0) << "ranges past the ring's capacity were not dropped when due";
+  // Everything replays (read back from disk).
+  Collected got;
+  EXPECT_EQ(test::replay_all(**j, 1, next, got).delivered, next - 1);
+  ASSERT_EQ(got.bytes.size(), next - 1);
+  for (std::uint64_t s = 1; s < next; s += 977) EXPECT_EQ(got.bytes[s - 1], message_for(s, 300)) << s;
 }
 
 TEST(Service, one_service_thread_serves_several_journals) {

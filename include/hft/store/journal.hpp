@@ -141,17 +141,25 @@ struct JournalConfig {
   /// too: each re-warm round, once at least evict_written_chunk bytes lie
   /// more than evict_written_keep behind the writer, the service takes them
   /// out of the writer's mapping (MADV_DONTNEED: their dirty state moves to
-  /// the page cache, nothing is lost) and starts their write-back; a round
-  /// evict_delay_ns later it drops them, by then written. With many
-  /// journals, each filling its own segment slowly, finished segments are
-  /// rare and without this the page cache grows with everything journaled
-  /// (64 MiB segments x 2,000 journals); with it each journal keeps about
-  /// keep + chunk behind the writer, and new pages come from memory just
-  /// freed. A resend of older messages reads them from disk. False: the
-  /// active segment stays cached whole.
+  /// the page cache, nothing is lost) and, evict_written_delay_ns later,
+  /// drops them from the page cache (POSIX_FADV_DONTNEED). It starts no
+  /// write-back of its own: the delay is longer than the kernel's dirty
+  /// expiry (vm.dirty_expire_centisecs, 30 s, plus one write-back period,
+  /// 5 s), so the kernel's flusher threads, not the service on the engine's
+  /// core, have written the pages by then and the drop only frees clean
+  /// pages (pages still dirty then have their write-back started). A writer
+  /// that passes more ranges than the ring holds within the delay extends
+  /// the newest one. With many journals, each filling its own segment
+  /// slowly, finished segments are rare and without this the writers'
+  /// mappings and the page cache grow with everything journaled (64 MiB
+  /// segments x 2,000 journals); with it each writer maps about keep +
+  /// chunk behind itself. A resend of older messages reads them from the
+  /// page cache or the disk. False: the active segment stays mapped and
+  /// cached whole.
   bool evict_written = false;
   std::size_t evict_written_keep = std::size_t{64} << 10;
   std::size_t evict_written_chunk = std::size_t{256} << 10;
+  std::int64_t evict_written_delay_ns = 35'000'000'000;
   /// session_identity() of the session writing this journal, recorded in
   /// every segment it creates. Non-zero: open() refuses a journal whose
   /// segments record another identity (a journal of another session). 0:

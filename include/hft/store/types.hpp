@@ -119,7 +119,7 @@ struct JournalStats {
   std::uint64_t segments_evicted = 0; ///< finished segments dropped from the page cache
                                       ///< (JournalConfig::evict_finished)
   std::uint64_t max_evict_ns = 0;     ///< longest write-back start or page-cache drop call
-  std::uint64_t written_evicted_bytes = 0;  ///< bytes of active segments dropped behind the writer
+  std::uint64_t written_evicted_bytes = 0;  ///< bytes of active segments taken out of the writer's mapping
                                             ///< (JournalConfig::evict_written)
   std::uint64_t flushes = 0;          ///< service msync / write-back calls
   std::uint64_t flush_errors = 0;
