@@ -208,6 +208,7 @@ Expected<void> LoadGenerator::flush(LoadConn& c) {
     const ssize_t k = ::send(c.fd, c.tx.data() + c.tx_begin, c.tx_end - c.tx_begin, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (k > 0) {
       c.tx_begin += static_cast<std::size_t>(k);
+      stats_.bytes_sent += static_cast<std::uint64_t>(k);
     } else if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
       if (opt_.use_epoll && !c.in_backlog) {
         c.in_backlog = true;
@@ -328,6 +329,7 @@ Expected<void> LoadGenerator::receive(LoadConn& c) {
     return Error{c.comp_id + ": recv: " + std::strerror(errno)};
   }
   c.rx_len += static_cast<std::size_t>(k);
+  stats_.bytes_received += static_cast<std::uint64_t>(k);
   const std::uint64_t now = tsc_now();
   std::size_t pos = 0;
   for (;;) {

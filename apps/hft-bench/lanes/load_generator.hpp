@@ -117,6 +117,8 @@ struct PhaseStats {
   std::uint64_t late = 0;        ///< paced: orders issued a period or more after their plan
   std::uint64_t batches = 0;     ///< send batches
   std::uint64_t max_in_flight = 0;  ///< most unanswered orders one connection had
+  std::uint64_t bytes_sent = 0;      ///< bytes the sockets took (orders, and the probe's)
+  std::uint64_t bytes_received = 0;  ///< bytes read from the sockets (reports)
 };
 
 class LoadGenerator {
@@ -210,9 +212,13 @@ struct RxFigure {
   std::uint32_t connections = 0;
   double messages_per_s = 0;
   std::string variant, arm;
-  /// The venue allocated no journal segment during the measured phase:
-  /// every order went to segments prepared before it (a burst figure).
+  /// The measured orders and reports (their bytes on the wire, what the
+  /// venue journals) fit in the journal segments the venue had allocated
+  /// before the measured phase: every order went to journal memory
+  /// prepared before it (a burst figure).
   bool prepared_only = false;
+  double prepared_mib = 0;   ///< venue journal space allocated before the measured phase
+  double journaled_mib = 0;  ///< bytes of the measured orders and reports
 };
 [[nodiscard]] std::vector<RxFigure>& rx_figures();
 

@@ -662,8 +662,11 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
       line += "max " + fmt("%.0f", max_msgs) + " messages/s " + (thr == "pass" ? ">=" : "<") + " rx 8 clients " +
               fmt("%.0f", rx8->messages_per_s) + " messages/s (same invocation): " + (thr == "pass" ? "PASS" : "FAIL");
       if (rx8->prepared_only) {
-        line += " (rx's venue created no journal segment while measuring: its figure is a burst into segments "
-                "prepared before its run; compare runs long enough to pass them, docs/lab.md)";
+        line += " (rx's venue had " + fmt("%.0f", rx8->prepared_mib) +
+                " MiB of journal segments allocated before its measured phase and its orders and reports came to " +
+                fmt("%.0f", rx8->journaled_mib) +
+                " MiB: its figure is a burst into segments prepared before its run; compare runs long enough to "
+                "pass them, docs/lab.md)";
       }
     } else {
       line += "max " + fmt("%.0f", max_msgs) + " messages/s (rx with 8 clients did not run in this invocation: no comparison)";

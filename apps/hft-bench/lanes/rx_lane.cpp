@@ -60,9 +60,11 @@ namespace hft::lab::lanes {
 namespace {
 
 // Which rx run the load lane's criterion compares with (lane_support.hpp).
-void post_rx_figure(const LaneConfig& cfg, double rate, bool prepared_only) {
+void post_rx_figure(const LaneConfig& cfg, double rate, bool prepared_only, double prepared_mib, double journaled_mib) {
   RxFigure f;
   f.prepared_only = prepared_only;
+  f.prepared_mib = prepared_mib;
+  f.journaled_mib = journaled_mib;
   f.connections = std::max<std::uint32_t>(1, cfg.connections);
   f.messages_per_s = rate;
   f.variant = cfg.variant;
@@ -215,6 +217,7 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   PhaseShared shared;
   std::uint64_t cpu_start = 0, cpu_end = 0, client_cpu_start = 0, client_cpu_end = 0, t_end = 0;
   std::uint64_t journal_before = 0, journal_after = 0;  ///< venue journal bytes allocated around the measured phase
+  std::uint64_t journaled = 0;  ///< bytes of the measured orders and reports on the wire
   if (ok) {
     shared.total = cfg.calls;
     shared.boundary.assign(cfg.calls / kLoadBlock, 0);
@@ -236,6 +239,7 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
     if (s) {
       batches += s->batches;
       t_end = s->last_ack;
+      journaled = s->bytes_sent + s->bytes_received;
     } else {
       ok = s.error();
     }
@@ -267,12 +271,19 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   block_series(shared, per_message);
   result.series.push_back(std::move(per_message));
   result.series.push_back(client.rtt_series("rtt_under_load", cfg.calls));
-  // Segments are fallocated whole: allocated bytes that did not grow mean
-  // no segment was created while measuring.
-  const bool prepared_only = venue && journal_after == journal_before;
-  post_rx_figure(cfg, result.achieved_rate, prepared_only);
+  // Segments are fallocated whole (and, full size, zero-filled and
+  // pre-faulted before the run): when the measured orders and reports (the
+  // bytes the venue journals, less its record headers) fit in what was
+  // allocated before the phase, every order went to journal memory
+  // prepared before it, whether or not the service also prepared a next
+  // segment while measuring.
+  const bool created = journal_after != journal_before;
+  const bool prepared_only = venue && (!created || journaled <= journal_before);
+  const double mib = 1 << 20;
+  post_rx_figure(cfg, result.achieved_rate, prepared_only, static_cast<double>(journal_before) / mib,
+                 static_cast<double>(journaled) / mib);
 
-  char text[200];
+  char text[320];
   std::snprintf(text, sizeof text, "%.0f messages/s (%u connections, %.3f s for %llu orders; %.0f ns/message wall)",
                 result.achieved_rate, n, wall, static_cast<unsigned long long>(cfg.calls),
                 wall * 1e9 / static_cast<double>(cfg.calls));
@@ -281,14 +292,17 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
     result.notes.emplace_back("rate by tenth", tenths);
   }
   if (venue) {
-    std::snprintf(text, sizeof text, "%.1f MiB allocated before the measured phase, %.1f MiB after%s",
-                  static_cast<double>(journal_before) / (1 << 20), static_cast<double>(journal_after) / (1 << 20),
-                  prepared_only ? "" : " (segments created while measuring)");
+    std::snprintf(text, sizeof text,
+                  "%.1f MiB allocated before the measured phase, %.1f MiB after%s; the measured orders and reports "
+                  "came to %.1f MiB on the wire",
+                  static_cast<double>(journal_before) / mib, static_cast<double>(journal_after) / mib,
+                  created ? " (segments created while measuring)" : "", static_cast<double>(journaled) / mib);
     std::string memory = text;
     if (prepared_only) {
-      memory += ": no segment was created while measuring, so every order went to segments zero-filled and "
-                "pre-faulted before the run; this rate is a burst into ready journal memory, not what the venue "
-                "sustains once it must prepare segments as it goes (a longer run, --calls, measures that)";
+      memory += std::string(created ? ", within what was allocated before the run" : ", and no segment was created") +
+                ": every order went to segments zero-filled and pre-faulted before the run; this rate is a burst "
+                "into ready journal memory, not what the venue sustains once it must prepare segments as it goes "
+                "(a longer run, --calls, measures that)";
     }
     result.notes.emplace_back("venue journal memory", memory);
     const double cpu_ns = static_cast<double>(cpu_end - cpu_start);
