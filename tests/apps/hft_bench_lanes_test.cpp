@@ -392,6 +392,48 @@ TEST_F(HftBenchLanes, load_lane_reports_its_figures_and_audits_every_session) {
   EXPECT_NE(last_out_.find("criterion: N=10: max "), std::string::npos) << last_out_;
 }
 
+// rx's growing variant runs the same 8 clients with the load lane's journal
+// settings (segments growing from JournalInitialSegmentSize); the load
+// lane's criterion still compares with the full-size run and gives the
+// growing one beside it.
+TEST_F(HftBenchLanes, rx_growing_variant_uses_the_load_lanes_journal_settings) {
+  const json report = run_passing(
+      "--lanes rx,load --variants rx:busy rx:growing load:max --clients 8 --sessions 10 --calls 10000 "
+      "--warmup 500 --probe-calls 500 --segment-size 1MiB");
+  ASSERT_TRUE(report.is_object());
+  ASSERT_EQ(report["runs"].size(), 3u);
+  const json& busy = report["runs"][0];
+  const json& growing = report["runs"][1];
+  ASSERT_EQ(busy["variant"], "busy");
+  ASSERT_EQ(growing["variant"], "growing");
+  const std::string busy_venue = busy["notes"]["venue"];
+  const std::string growing_venue = growing["notes"]["venue"];
+  EXPECT_NE(busy_venue.find("journal 1 MiB segments"), std::string::npos) << busy_venue;
+  EXPECT_NE(growing_venue.find("journal segments growing from the engine's JournalInitialSegmentSize up to 1 MiB"),
+            std::string::npos)
+      << growing_venue;
+  EXPECT_NE(growing_venue.find("PollMode=busy"), std::string::npos) << growing_venue;
+  // Growing segments start at 256 KiB: far less allocated before the
+  // measured phase than two 1 MiB segments per journal.
+  const std::string busy_memory = busy["notes"]["venue journal memory"];
+  const std::string growing_memory = growing["notes"]["venue journal memory"];
+  EXPECT_LT(std::stod(growing_memory), std::stod(busy_memory)) << growing_memory << " / " << busy_memory;
+  EXPECT_EQ(growing["audit"]["status"], "pass");
+  const std::string criterion = report["runs"][2]["notes"]["criterion"];
+  const double busy_rate = busy["achieved_rate"];
+  const double growing_rate = growing["achieved_rate"];
+  char expect[160];
+  std::snprintf(expect, sizeof expect, "rx 8 clients %.0f messages/s (same invocation)", busy_rate);
+  EXPECT_NE(criterion.find(expect), std::string::npos) << criterion;
+  std::snprintf(expect, sizeof expect, "rx 8 clients with the load lane's journal settings (variant growing) %.0f messages/s",
+                growing_rate);
+  EXPECT_NE(criterion.find(expect), std::string::npos) << criterion;
+  // Only the lane's own venue can be given these journal settings.
+  const Outcome o = run("--lanes rx --variants rx:growing --venue 127.0.0.1:9 --calls 2000");
+  EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
+  EXPECT_NE(o.err.find("variant growing sets the journal of the venue the lane starts"), std::string::npos) << o.err;
+}
+
 TEST_F(HftBenchLanes, load_lane_options_are_checked_before_anything_runs) {
   for (const char* bad : {"--sessions 0", "--sessions 10,x", "--load-threads 3", "--load-rate -5",
                           "--venue-poll sometimes", "--sessions 2000 --calls 1000"}) {

@@ -18,6 +18,12 @@
 //   epoll  it sleeps when idle (libhft PollMode=epoll, IdleStrategy=backoff;
 //          llfix's default 1 ms epoll_wait timeout), so its CPU time is its
 //          work (the "acceptor CPU" note is then exact)
+//   growing  busy, libhft only, with the load lane's journal settings: the
+//          engine's defaults for many sessions (segments growing from
+//          JournalInitialSegmentSize, spares prepared a piece at a time)
+//          instead of full-size segments pre-faulted whole before the run.
+//          Beside busy it tells what the journal preparation is worth, and
+//          beside the load lane what the number of sessions costs
 //
 // The clients are the lean load generator (load_generator.hpp, shared with
 // the load lane) on one pinned thread, scanning its connections (not an
@@ -171,6 +177,7 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
     spec.busy_poll = cfg.variant != "epoll";
     spec.core = cfg.server_core;
     spec.segment_size = cfg.segment_size;
+    spec.full_size_segments = cfg.variant != "growing";
     spec.prealloc = cfg.prealloc;
     auto started = VenueProcess::start(spec, cfg.run_dir);
     if (!started) {
@@ -182,9 +189,14 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
     v.process = std::move(*started);
     venue = std::move(v);
     port = venue->process->port();
+    const std::string journal =
+        spec.full_size_segments
+            ? std::to_string(cfg.segment_size >> 20) + " MiB segments"
+            : "segments growing from the engine's JournalInitialSegmentSize up to " +
+                  std::to_string(cfg.segment_size >> 20) + " MiB (the load lane's journal settings)";
     result.notes.emplace_back("venue", "hft-venue pid " + std::to_string(venue->process->pid()) + ", " + std::to_string(n) +
                                            " sessions, PollMode=" + (spec.busy_poll ? std::string("busy") : std::string("epoll")) + ", --no-fill, journal " +
-                                           std::to_string(cfg.segment_size >> 20) + " MiB segments, FIXT11 + FIX50SP2 dictionary validation");
+                                           journal + ", FIXT11 + FIX50SP2 dictionary validation");
   }
   if (ctx.progress_total != nullptr) ctx.progress_total->store(cfg.warmup + cfg.calls);
 
@@ -356,7 +368,9 @@ void run_rx_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
 Expected<RunResult> run_rx(const LaneConfig& cfg, RunContext& ctx) {
   if (ctx.tsc == nullptr) return Error{"rx: no calibrated TSC clock in the run context"};
   if (cfg.calls < kLoadBlock) return Error{"rx: --calls must be at least " + std::to_string(kLoadBlock)};
-  if (cfg.variant != "busy" && cfg.variant != "epoll") return Error{"rx: unknown variant '" + cfg.variant + "'"};
+  if (cfg.variant != "busy" && cfg.variant != "epoll" && cfg.variant != "growing") {
+    return Error{"rx: unknown variant '" + cfg.variant + "'"};
+  }
   Outcome out;
   std::thread t(run_rx_thread, std::cref(cfg), std::ref(ctx), std::ref(out));
   t.join();
@@ -366,6 +380,9 @@ Expected<RunResult> run_rx(const LaneConfig& cfg, RunContext& ctx) {
 
 Expected<void> rx_preflight(const LaneConfig& cfg) {
   if (cfg.calls < kLoadBlock) return Error{"rx: --calls " + std::to_string(cfg.calls) + ": at least 1000 orders"};
+  if (cfg.variant == "growing" && (cfg.engine != "libhft" || cfg.venue_port != 0)) {
+    return Error{"rx: variant growing sets the journal of the venue the lane starts: libhft only, without --venue"};
+  }
   if (cfg.engine == "llfix") {
     if (cfg.venue_port != 0) return Error{"rx: --venue with --engines llfix: the llfix acceptor is started by the lane"};
     if (auto exe = llfix_venue_executable(); !exe) return Error{"rx: " + exe.error().message};
@@ -387,7 +404,7 @@ Lane make_rx_lane() {
   lane.available = true;
   lane.uses_engine = true;
   lane.engines = {"libhft", "llfix"};
-  lane.variants = {"busy", "epoll"};
+  lane.variants = {"busy", "epoll", "growing"};
   lane.default_variants = {"busy"};
   lane.preflight = rx_preflight;
   lane.run = run_rx;
