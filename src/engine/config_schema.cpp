@@ -349,13 +349,14 @@ constexpr std::array kSchema = {
                            "pages reuse memory just freed. Finished segments are still read for resends, from disk. "
                            "N: they stay cached until the kernel reclaims them."},
     KeySpec{.name = "JournalEvictWritten", .type = T::kBool,
-            .description = "Y: the written part of the segment being written leaves the page cache too, in "
-                           "pieces of 256 KiB once they lie 64 KiB behind the writer (taken out of the session's "
-                           "mapping, written back, dropped a second later), so each journal keeps a few hundred "
-                           "KiB cached however large its segment, and new journal pages reuse memory just freed. A "
-                           "resend of older messages reads them from disk. Default: Y when segments grow "
-                           "(JournalInitialSegmentSize below JournalSegmentSize: many sessions), N with full-size "
-                           "segments (the single-session latency setting)."},
+            .description = "Y: the written part of the segment being written leaves the session's mapping, "
+                           "in pieces of 256 KiB once they lie 64 KiB behind the writer, and the page cache "
+                           "35 s later, once the kernel's flushers have written it (the journal starts no "
+                           "write-back of its own), so each journal maps a few hundred KiB however large its "
+                           "segment. A resend of older messages reads them from the page cache or the disk. "
+                           "Default: Y when segments grow (JournalInitialSegmentSize below "
+                           "JournalSegmentSize: many sessions), N with full-size segments (the "
+                           "single-session latency setting)."},
     KeySpec{.name = "JournalDurability", .type = T::kEnum, .default_value = "os",
             .description = "`none`: memory only; `os`: survives a process crash (mapped file); `fsync`: also "
                            "flushed every JournalFsyncIntervalMs; `sync`: every append flushed (slow).",
