@@ -1488,21 +1488,16 @@ int Journal::service_evict_written(std::int64_t now) noexcept {
   const std::int64_t t0 = core::monotonic_ns();
   (void)::madvise(s->base + from, target - from, MADV_DONTNEED);
   max_evict_ns_.max(static_cast<std::uint64_t>(core::monotonic_ns() - t0));
-  const std::int64_t due = now + config_.evict_written_delay_ns;
-  if (tr_count_ == kTrailingCapacity) {
-    // More rounds than the ring holds within the delay: the newest range
-    // (same segment, ending where this one starts) takes this one in and
-    // keeps its own due time, rather than the oldest going early.
-    Trailing& newest = trailing_[(tr_head_ + tr_count_ - 1) % kTrailingCapacity];
-    if (newest.number == s->number && newest.to == from) {
-      newest.to = target;
-    } else {
-      drop_oldest_trailing(*s);
-      trailing_[(tr_head_ + tr_count_) % kTrailingCapacity] = Trailing{s->number, from, target, due};
-      ++tr_count_;
-    }
+  // More rounds than the ring holds within the delay: the newest range
+  // (same segment, ending where this one starts) takes this one in and
+  // keeps its own due time, rather than the oldest going early.
+  Trailing& newest = trailing_[(tr_head_ + tr_count_ + kTrailingCapacity - 1) % kTrailingCapacity];
+  if (tr_count_ == kTrailingCapacity && newest.number == s->number && newest.to == from) {
+    newest.to = target;
   } else {
-    trailing_[(tr_head_ + tr_count_) % kTrailingCapacity] = Trailing{s->number, from, target, due};
+    if (tr_count_ == kTrailingCapacity) drop_oldest_trailing(*s);
+    trailing_[(tr_head_ + tr_count_) % kTrailingCapacity] =
+        Trailing{s->number, from, target, now + config_.evict_written_delay_ns};
     ++tr_count_;
   }
   written_evicted_bytes_.add(target - from);

@@ -200,6 +200,34 @@ TEST(Service, a_finished_segment_leaves_the_page_cache_once_written_back) {
   }
 }
 
+// The trailing eviction's settings in these tests: 64 KiB kept behind the
+// writer, pieces of 256 KiB, dropped delay_ns after they leave the mapping.
+JournalConfig trailing_config(const std::string& dir, std::size_t segment, bool evict, std::int64_t delay_ns) {
+  JournalConfig c = test::small_config(dir, segment);
+  c.durability = Durability::kOs;
+  c.evict_written = evict;
+  c.evict_written_keep = 64 * 1024;
+  c.evict_written_chunk = 256 * 1024;
+  c.evict_written_delay_ns = delay_ns;
+  return c;
+}
+
+// Writes path's dirty pages back (what the kernel's flushers do in time).
+void write_back(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << path;
+  ASSERT_EQ(::fdatasync(fd), 0) << path;
+  ::close(fd);
+}
+
+// Every record 1..next-1 replays with its bytes.
+void expect_replays_all(Journal& j, std::uint64_t next) {
+  Collected got;
+  EXPECT_EQ(test::replay_all(j, 1, next, got).delivered, next - 1);
+  ASSERT_EQ(got.bytes.size(), next - 1);
+  for (std::uint64_t s = 1; s < next; s += 977) EXPECT_EQ(got.bytes[s - 1], message_for(s, 300)) << s;
+}
+
 // The written part of the segment being written leaves the page cache too
 // (evict_written): behind the writer, past evict_written_keep, in pieces of
 // at least evict_written_chunk. The writer goes on in the same segment,
@@ -209,13 +237,8 @@ TEST(Service, the_written_part_of_the_active_segment_leaves_the_page_cache) {
   for (const bool evict : {true, false}) {
     SCOPED_TRACE(evict ? "evict_written" : "control: evict_written false");
     TempDir dir;
-    JournalConfig c = test::small_config(dir.path(), 8 * 1024 * 1024);
-    c.durability = Durability::kOs;
-    c.evict_written = evict;
-    c.evict_written_keep = 64 * 1024;
-    c.evict_written_chunk = 256 * 1024;
+    JournalConfig c = trailing_config(dir.path(), 8 * 1024 * 1024, evict, 1'000'000'000);
     c.evict_delay_ns = 1'000'000'000;
-    c.evict_written_delay_ns = 1'000'000'000;
     std::uint64_t next = 1;
     {
       auto j = Journal::open(c);
@@ -234,12 +257,7 @@ TEST(Service, the_written_part_of_the_active_segment_leaves_the_page_cache) {
       now += c.rewarm_interval_ns;
       (void)test::settle(**j, now);  // out of the writer's mapping
       const std::string active = dir.path() + "/" + test::segment_files(dir.path()).front();
-      {
-        const int fd = ::open(active.c_str(), O_RDONLY | O_CLOEXEC);
-        ASSERT_GE(fd, 0);
-        ASSERT_EQ(::fdatasync(fd), 0);
-        ::close(fd);
-      }
+      ASSERT_NO_FATAL_FAILURE(write_back(active));
       now += 1'000'000'001;
       (void)test::settle(**j, now);  // dropped, by then clean
       // Below the writer, less the 64 KiB kept (the pages ahead of it are
@@ -260,10 +278,7 @@ TEST(Service, the_written_part_of_the_active_segment_leaves_the_page_cache) {
       // The writer goes on in the same segment; all of it replays.
       test::append_range(**j, next, next + 99, 300);
       next += 100;
-      Collected got;
-      EXPECT_EQ(test::replay_all(**j, 1, next, got).delivered, next - 1);
-      ASSERT_EQ(got.bytes.size(), next - 1);
-      for (std::uint64_t s = 1; s < next; s += 977) EXPECT_EQ(got.bytes[s - 1], message_for(s, 300)) << s;
+      expect_replays_all(**j, next);
     }
     // Reopened (recovery walks the segment, read back from disk): all there.
     auto j = Journal::open(c);
@@ -302,12 +317,7 @@ long mapped_kib(const std::string& path) {
 // visible per file here: this checks the mapping and the drop.)
 TEST(Service, the_written_part_leaves_the_mapping_at_once_and_the_page_cache_after_the_delay) {
   TempDir dir;
-  JournalConfig c = test::small_config(dir.path(), 16 * 1024 * 1024);
-  c.durability = Durability::kOs;
-  c.evict_written = true;
-  c.evict_written_keep = 64 * 1024;
-  c.evict_written_chunk = 256 * 1024;
-  c.evict_written_delay_ns = 30'000'000'000;
+  const JournalConfig c = trailing_config(dir.path(), 16 * 1024 * 1024, true, 30'000'000'000);
   auto j = Journal::open(c);
   ASSERT_TRUE(j) << j.error().message;
   std::int64_t now = core::monotonic_ns();
@@ -331,23 +341,13 @@ TEST(Service, the_written_part_leaves_the_mapping_at_once_and_the_page_cache_aft
   EXPECT_GE(taken + 256 * 1024, below) << "the writer's mapping still holds what it wrote";
   EXPECT_LE(mapped_kib(active), mapped_before - static_cast<long>(taken / 1024))
       << "taken out of the writer's mapping: its resident size falls by as much";
-  // Not yet due: every written page is still cached (nothing dropped, no
-  // write-back started by the journal).
+  // Not yet due: every written page is still cached.
   EXPECT_EQ(cached_pages(active, taken), static_cast<long>(taken / 4096)) << "dropped before the delay";
-  {
-    const int fd = ::open(active.c_str(), O_RDONLY | O_CLOEXEC);
-    ASSERT_GE(fd, 0);
-    ASSERT_EQ(::fdatasync(fd), 0);  // what the kernel's flusher does within the delay
-    ::close(fd);
-  }
+  ASSERT_NO_FATAL_FAILURE(write_back(active));
   now += c.evict_written_delay_ns + c.rewarm_interval_ns;
   (void)test::settle(**j, now);
   EXPECT_EQ(cached_pages(active, taken), 0) << "ranges past the ring's capacity were not dropped when due";
-  // Everything replays (read back from disk).
-  Collected got;
-  EXPECT_EQ(test::replay_all(**j, 1, next, got).delivered, next - 1);
-  ASSERT_EQ(got.bytes.size(), next - 1);
-  for (std::uint64_t s = 1; s < next; s += 977) EXPECT_EQ(got.bytes[s - 1], message_for(s, 300)) << s;
+  expect_replays_all(**j, next);  // read back from disk
 }
 
 TEST(Service, one_service_thread_serves_several_journals) {

@@ -117,7 +117,7 @@ struct PhaseStats {
   std::uint64_t late = 0;        ///< paced: orders issued a period or more after their plan
   std::uint64_t batches = 0;     ///< send batches
   std::uint64_t max_in_flight = 0;  ///< most unanswered orders one connection had
-  std::uint64_t bytes_sent = 0;      ///< bytes the sockets took (orders, and the probe's)
+  std::uint64_t bytes_sent = 0;      ///< bytes the sockets took (the orders)
   std::uint64_t bytes_received = 0;  ///< bytes read from the sockets (reports)
 };
 
