@@ -52,6 +52,8 @@ constexpr std::size_t kUnmapChunk = std::size_t{4} << 20;
 constexpr std::size_t kFirstPrefault = 64 * kPageSize;    // before a spare is handed over
 // prepare_ahead: the slot pages pre-faulted at the end of a new segment (4,096 records).
 constexpr std::size_t kSlotPrefault = 4 * kPageSize;
+// large_folios: the trailing eviction works in whole folios of this size.
+constexpr std::size_t kLargeFolio = std::size_t{2} << 20;
 constexpr std::int64_t kRewarmSliceNs = 25'000;  // re-warm time per duty cycle (then one more piece at most)
 // Rounds a journal that was not written skips between two re-touches.
 constexpr unsigned kQuietRewarmRounds = 10;
@@ -390,6 +392,7 @@ Expected<void> Journal::recover() {
   seg->number = t.number;
   seg->alignment = t.header.record_alignment;
   seg->fd = fd;
+  seg->large_folios.store(false, std::memory_order_relaxed);
   char* base = seg->base;
   const std::size_t align = seg->alignment;
 
@@ -502,6 +505,12 @@ Expected<void> Journal::recover() {
   // Scanned (with read-ahead, which helps a cold scan); from here on the
   // writer appends.
   detail::advise_writer_access(base, size);
+  // Its cached pages stay as they are; the kernel fills the rest of a
+  // range that holds some one page per folio.
+  if (config_.large_folios) {
+    (void)detail::advise_large_folios(base, size);
+    seg->large_folios.store(true, std::memory_order_relaxed);
+  }
 
   // The epoch the tail belongs to.
   bool epoch_start = false;
@@ -1030,7 +1039,7 @@ int Journal::create_segment(Segment* segment, std::uint64_t number, std::size_t 
   char path[detail::kPathMax];
   if (!detail::format_segment_path(path, sizeof(path), config_.directory, number)) return ENAMETOOLONG;
   return detail::create_segment_file(path, number, size, config_.record_alignment, core::realtime_ns(),
-                                     config_.session_identity, *segment);
+                                     config_.session_identity, config_.large_folios, *segment);
 }
 
 std::size_t Journal::size_to_hold(std::size_t size, std::size_t need) const noexcept {
@@ -1477,7 +1486,11 @@ int Journal::service_evict_written(std::int64_t now) noexcept {
   }
   const std::size_t end = p & 0xFFFFFFFFu;
   if (end <= config_.evict_written_keep) return work;
-  const std::size_t target = detail::page_floor(end - config_.evict_written_keep);
+  // In whole folios once the segment has large ones: the page cache drops
+  // only folios wholly inside the range.
+  const std::size_t target = s->large_folios.load(std::memory_order_relaxed)
+                                 ? (end - config_.evict_written_keep) / kLargeFolio * kLargeFolio
+                                 : detail::page_floor(end - config_.evict_written_keep);
   if (target < trail_to_ + std::max(config_.evict_written_chunk, kPageSize)) return work;
   // The writer stores only at and after `end`, so nothing below target is
   // written again; a replay or a store that does reach below faults the

@@ -69,7 +69,8 @@ std::string check_header(const SegmentHeader& h, const std::string& path, std::u
 }
 
 int create_segment_file(const char* path, std::uint64_t number, std::size_t size, std::uint32_t alignment,
-                        std::int64_t created_ns, std::uint64_t session_identity, Segment& out) noexcept {
+                        std::int64_t created_ns, std::uint64_t session_identity, bool large_folios,
+                        Segment& out) noexcept {
   const int fd = ::open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return errno;
   // fallocate (not a sparse ftruncate): a full disk is an error here, never
@@ -86,6 +87,9 @@ int create_segment_file(const char* path, std::uint64_t number, std::size_t size
     return err;
   }
   advise_writer_access(static_cast<char*>(p), size);
+  // Before the header's store: a page cached before the advice makes the
+  // kernel fill the rest of its 2 MiB range one page per folio.
+  if (large_folios) large_folios = advise_large_folios(static_cast<char*>(p), size);
   SegmentHeader header;
   fill_header(header, number, size, alignment, created_ns, session_identity);
   std::memcpy(p, &header, sizeof(header));
@@ -95,6 +99,7 @@ int create_segment_file(const char* path, std::uint64_t number, std::size_t size
   out.alignment = alignment;
   out.fd = fd;
   out.prefaulted.store(false, std::memory_order_relaxed);
+  out.large_folios.store(large_folios, std::memory_order_relaxed);
   out.zero_filled = false;
   out.final_end = 0;
   out.final_slot_low = size;
@@ -105,6 +110,16 @@ int create_segment_file(const char* path, std::uint64_t number, std::size_t size
 void advise_writer_access(char* base, std::size_t size) noexcept {
   // Advice only: a kernel that refuses it still works, just less evenly.
   (void)::madvise(base, size, MADV_RANDOM);
+}
+
+bool advise_large_folios(char* base, std::size_t size) noexcept {
+#if defined(MADV_HUGEPAGE)
+  return ::madvise(base, size, MADV_HUGEPAGE) == 0;
+#else
+  (void)base;
+  (void)size;
+  return false;
+#endif
 }
 
 void close_segment(Segment& segment) noexcept {

@@ -552,6 +552,24 @@ TEST(ConfigKeys, journal_evict_written_follows_segment_growth_unless_set) {
   EXPECT_NE(error.find("JournalEvictWritten"), std::string::npos) << error;
 }
 
+TEST(ConfigKeys, journal_large_folios_follows_segment_growth_and_durability_unless_set) {
+  const std::string store = "FileStorePath=" + (std::filesystem::temp_directory_path() / "unused").string() + "\n";
+  // Growing segments with the default durability (os): on.
+  EXPECT_TRUE(setup_of(acceptor_config(store)).store.journal.large_folios) << "the documented default";
+  EXPECT_TRUE(setup_of(acceptor_config(store + "JournalDurability=none\n")).store.journal.large_folios);
+  // A flush every few milliseconds would write whole folios: off.
+  EXPECT_FALSE(setup_of(acceptor_config(store + "JournalDurability=fsync\n")).store.journal.large_folios);
+  EXPECT_FALSE(setup_of(acceptor_config(store + "JournalDurability=sync\n")).store.journal.large_folios);
+  // Full-size segments (the single-session latency setting): off.
+  const std::string full = store + "JournalSegmentSize=8M\nJournalInitialSegmentSize=8M\n";
+  EXPECT_FALSE(setup_of(acceptor_config(full)).store.journal.large_folios) << "the documented default, full size";
+  // Set either way, it wins.
+  EXPECT_TRUE(setup_of(acceptor_config(full + "JournalLargeFolios=Y")).store.journal.large_folios);
+  EXPECT_FALSE(setup_of(acceptor_config(store + "JournalLargeFolios=N")).store.journal.large_folios);
+  const std::string error = setup_error(acceptor_config(store + "JournalLargeFolios=big"));
+  EXPECT_NE(error.find("JournalLargeFolios"), std::string::npos) << error;
+}
+
 // --- Throttling ---------------------------------------------------------------
 
 TEST(ConfigKeys, throttling_is_off_by_default_and_the_keys_set_the_session_settings) {

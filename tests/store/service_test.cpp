@@ -289,13 +289,13 @@ TEST(Service, the_written_part_of_the_active_segment_leaves_the_page_cache) {
   }
 }
 
-// Resident kB of this process's mapping of path (/proc/self/smaps), -1 if
-// it has none.
-long mapped_kib(const std::string& path) {
+// The /proc/self/smaps lines of this process's mappings of path (empty if
+// it has none).
+std::vector<std::string> mapping_lines(const std::string& path) {
   std::ifstream smaps("/proc/self/smaps");
+  std::vector<std::string> out;
   std::string line;
   bool in = false;
-  long kib = -1;
   while (std::getline(smaps, line)) {
     // A mapping's header: "start-end perms offset dev inode path".
     const std::size_t space = line.find(' ');
@@ -304,8 +304,28 @@ long mapped_kib(const std::string& path) {
       in = line.size() >= path.size() && line.compare(line.size() - path.size(), path.size(), path) == 0;
       continue;
     }
-    if (in && line.rfind("Rss:", 0) == 0) kib = (kib < 0 ? 0 : kib) + std::atol(line.c_str() + 4);
+    if (in) out.push_back(line);
   }
+  return out;
+}
+
+// `rounds` re-warm rounds of the service, 1,000 records of 300 bytes (~300
+// KB) written before each, from seq `next`; returns the next seq.
+std::uint64_t write_rounds(Journal& j, std::uint64_t next, int rounds, std::int64_t& now, std::int64_t interval) {
+  for (int round = 0; round < rounds; ++round) {
+    test::append_range(j, next, next + 999, 300);
+    next += 1000;
+    now += interval;
+    (void)test::settle(j, now);
+  }
+  return next;
+}
+
+// Resident kB of this process's mapping of path, -1 if it has none.
+long mapped_kib(const std::string& path) {
+  long kib = -1;
+  for (const std::string& line : mapping_lines(path))
+    if (line.rfind("Rss:", 0) == 0) kib = (kib < 0 ? 0 : kib) + std::atol(line.c_str() + 4);
   return kib;
 }
 
@@ -326,13 +346,7 @@ TEST(Service, the_written_part_leaves_the_mapping_at_once_and_the_page_cache_aft
   const long mapped_before = mapped_kib(active);
   ASSERT_GT(mapped_before, 8 * 1024) << "the segment is pre-faulted whole here (rewarm_window 0)";
   // 24 rounds, each ~300 KB further: more ranges than the ring's 16.
-  std::uint64_t next = 1;
-  for (int round = 0; round < 24; ++round) {
-    test::append_range(**j, next, next + 999, 300);
-    next += 1000;
-    now += c.rewarm_interval_ns;
-    (void)test::settle(**j, now);
-  }
+  const std::uint64_t next = write_rounds(**j, 1, 24, now, c.rewarm_interval_ns);
   ASSERT_EQ((*j)->stats().rotations, 0u);
   const std::size_t end = (*j)->write_position() & 0xFFFFFFFFu;
   ASSERT_GT(end, 7'000'000u);
@@ -348,6 +362,66 @@ TEST(Service, the_written_part_leaves_the_mapping_at_once_and_the_page_cache_aft
   (void)test::settle(**j, now);
   EXPECT_EQ(cached_pages(active, taken), 0) << "ranges past the ring's capacity were not dropped when due";
   expect_replays_all(**j, next);  // read back from disk
+}
+
+// The VmFlags of this process's mapping of path, space-separated with a
+// space at both ends (" rd wr sh ... "); empty if it has none.
+std::string mapping_flags(const std::string& path) {
+  for (const std::string& line : mapping_lines(path))
+    if (line.rfind("VmFlags:", 0) == 0) return line.substr(8) + " ";
+  return {};
+}
+
+// large_folios: every segment's writable mapping has the kernel's large-folio
+// advice (VmFlags "hg", MADV_HUGEPAGE), the first one from its creation and
+// each one a rotation brings; the control has none. The trailing eviction
+// then works in whole 2 MiB folios (the page cache drops only folios wholly
+// inside a range, so 256 KiB pieces would leave them cached), and what it
+// took out replays from disk.
+TEST(Service, large_folios_advise_every_segment_and_the_trailing_eviction_drops_whole_folios) {
+  for (const bool large : {true, false}) {
+    SCOPED_TRACE(large ? "large_folios" : "control: large_folios false");
+    TempDir dir;
+    JournalConfig c = trailing_config(dir.path(), 8 * 1024 * 1024, true, 30'000'000'000);
+    c.large_folios = large;
+    auto j = Journal::open(c);
+    ASSERT_TRUE(j) << j.error().message;
+    std::int64_t now = core::monotonic_ns();
+    (void)test::settle(**j, now);
+    const std::string first = dir.path() + "/" + test::segment_files(dir.path()).front();
+    const std::string first_flags = mapping_flags(first);
+    ASSERT_FALSE(first_flags.empty()) << "the first segment is not mapped";
+    EXPECT_EQ(first_flags.find(" hg ") != std::string::npos, large) << first_flags;
+    // ~5.4 MB over 18 rounds: the trailing eviction takes what lies 64 KiB
+    // behind the writer.
+    std::uint64_t next = write_rounds(**j, 1, 18, now, c.rewarm_interval_ns);
+    ASSERT_EQ((*j)->stats().rotations, 0u);
+    const std::size_t end = (*j)->write_position() & 0xFFFFFFFFu;
+    ASSERT_GT(end, 5'000'000u);
+    const std::uint64_t taken = (*j)->stats().written_evicted_bytes;
+    const std::size_t folio = 2 * 1024 * 1024;
+    if (large) {
+      EXPECT_EQ(taken, (end - 64 * 1024) / folio * folio) << "not in whole folios";
+    } else {
+      EXPECT_GE(taken + 256 * 1024, (end - 64 * 1024) / 4096 * 4096);
+    }
+    ASSERT_NO_FATAL_FAILURE(write_back(first));
+    now += c.evict_written_delay_ns + c.rewarm_interval_ns;
+    (void)test::settle(**j, now);
+    EXPECT_EQ(cached_pages(first, taken), 0) << "written pages still cached after the delay";
+    // Segments made later (the one a rotation brought, or the spare after
+    // it: the newest file) have it too.
+    test::append_range(**j, next, next + 9999, 300);
+    next += 10000;
+    (void)test::settle(**j, now);
+    ASSERT_GE((*j)->stats().rotations, 1u);
+    const std::string second = dir.path() + "/" + test::segment_files(dir.path()).back();
+    ASSERT_NE(second, first);
+    const std::string flags = mapping_flags(second);
+    ASSERT_FALSE(flags.empty()) << "the newest segment is not mapped";
+    EXPECT_EQ(flags.find(" hg ") != std::string::npos, large) << flags;
+    expect_replays_all(**j, next);
+  }
 }
 
 TEST(Service, one_service_thread_serves_several_journals) {

@@ -157,6 +157,24 @@ struct JournalConfig {
   /// page cache or the disk. False: the active segment stays mapped and
   /// cached whole.
   bool evict_written = false;
+  /// Large page-cache folios for the segments (MADV_HUGEPAGE on the
+  /// writable mapping, detail::advise_large_folios): a fault on a page not
+  /// yet cached fills up to 2 MiB of it (at most the file) in one folio,
+  /// where the writable mappings (MADV_RANDOM, no read-ahead) otherwise fill
+  /// one 4 KiB page per fault, six to nine times the CPU per page on the lab
+  /// host. A segment gets it when it is created, before its header is
+  /// stored (advised after pages were cached, the kernel filled the rest of
+  /// each 2 MiB range one page per folio: the load lane ran slower than
+  /// without it); a recovered tail after its scan. The written part behind
+  /// the writer (evict_written) then leaves in whole 2 MiB folios. Costs:
+  /// memory comes in folios (a journal caches up to 2 MiB ahead of its
+  /// writer; a segment smaller than that is cached whole once its first
+  /// page is); write-back writes whole folios, so with kFsync every flush
+  /// would write up to 2 MiB per journal; a fault that finds its page
+  /// uncached on the writer fills its folio there (about 250 us for 2 MiB
+  /// on the lab host). Engine default: on when segments grow and the
+  /// durability is os or none.
+  bool large_folios = false;
   std::size_t evict_written_keep = std::size_t{64} << 10;
   std::size_t evict_written_chunk = std::size_t{256} << 10;
   std::int64_t evict_written_delay_ns = 35'000'000'000;
