@@ -553,7 +553,8 @@ TEST(ConfigKeys, journal_evict_written_follows_segment_growth_unless_set) {
 }
 
 TEST(ConfigKeys, journal_large_folios_follows_segment_growth_and_durability_unless_set) {
-  const std::string store = "FileStorePath=" + (std::filesystem::temp_directory_path() / "unused").string() + "\n";
+  const std::string store =
+      "FileStorePath=" + (std::filesystem::temp_directory_path() / "unused").string() + "\n";
   // Growing segments with the default durability (os): on.
   EXPECT_TRUE(setup_of(acceptor_config(store)).store.journal.large_folios) << "the documented default";
   EXPECT_TRUE(setup_of(acceptor_config(store + "JournalDurability=none\n")).store.journal.large_folios);
@@ -562,7 +563,8 @@ TEST(ConfigKeys, journal_large_folios_follows_segment_growth_and_durability_unle
   EXPECT_FALSE(setup_of(acceptor_config(store + "JournalDurability=sync\n")).store.journal.large_folios);
   // Full-size segments (the single-session latency setting): off.
   const std::string full = store + "JournalSegmentSize=8M\nJournalInitialSegmentSize=8M\n";
-  EXPECT_FALSE(setup_of(acceptor_config(full)).store.journal.large_folios) << "the documented default, full size";
+  EXPECT_FALSE(setup_of(acceptor_config(full)).store.journal.large_folios)
+      << "the documented default, full size";
   // Set either way, it wins.
   EXPECT_TRUE(setup_of(acceptor_config(full + "JournalLargeFolios=Y")).store.journal.large_folios);
   EXPECT_FALSE(setup_of(acceptor_config(store + "JournalLargeFolios=N")).store.journal.large_folios);

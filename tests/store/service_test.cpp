@@ -311,7 +311,8 @@ std::vector<std::string> mapping_lines(const std::string& path) {
 
 // `rounds` re-warm rounds of the service, 1,000 records of 300 bytes (~300
 // KB) written before each, from seq `next`; returns the next seq.
-std::uint64_t write_rounds(Journal& j, std::uint64_t next, int rounds, std::int64_t& now, std::int64_t interval) {
+std::uint64_t write_rounds(Journal& j, std::uint64_t next, int rounds, std::int64_t& now,
+                           std::int64_t interval) {
   for (int round = 0; round < rounds; ++round) {
     test::append_range(j, next, next + 999, 300);
     next += 1000;
