@@ -382,7 +382,7 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
     // memory a guest frees (the lab's VM), the 1,000-session load run fell
     // to about half its rate with them (docs/journal.md).
     bool large_folios = false;
-    if (s.has("JournalLargeFolios")) HFT_GET(large_folios, s.get_bool("JournalLargeFolios"));
+    HFT_GET(large_folios, s.get_bool("JournalLargeFolios"));
     out.store.journal.large_folios = large_folios;
     HFT_GET(d, s.get_duration("JournalFsyncIntervalMs"));
     out.store.journal.fsync_interval_ns = d.count();

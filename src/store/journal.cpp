@@ -392,7 +392,6 @@ Expected<void> Journal::recover() {
   seg->number = t.number;
   seg->alignment = t.header.record_alignment;
   seg->fd = fd;
-  seg->large_folios.store(false, std::memory_order_relaxed);
   char* base = seg->base;
   const std::size_t align = seg->alignment;
 
@@ -507,10 +506,8 @@ Expected<void> Journal::recover() {
   detail::advise_writer_access(base, size);
   // Its cached pages stay as they are; the kernel fills the rest of a
   // range that holds some one page per folio.
-  if (config_.large_folios) {
-    (void)detail::advise_large_folios(base, size);
-    seg->large_folios.store(true, std::memory_order_relaxed);
-  }
+  seg->large_folios.store(config_.large_folios && detail::advise_large_folios(base, size),
+                          std::memory_order_relaxed);
 
   // The epoch the tail belongs to.
   bool epoch_start = false;

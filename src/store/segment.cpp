@@ -113,13 +113,7 @@ void advise_writer_access(char* base, std::size_t size) noexcept {
 }
 
 bool advise_large_folios(char* base, std::size_t size) noexcept {
-#if defined(MADV_HUGEPAGE)
   return ::madvise(base, size, MADV_HUGEPAGE) == 0;
-#else
-  (void)base;
-  (void)size;
-  return false;
-#endif
 }
 
 void close_segment(Segment& segment) noexcept {
