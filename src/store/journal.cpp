@@ -759,8 +759,12 @@ Expected<void> Journal::start_fresh(std::uint64_t number, std::uint64_t epoch, s
 Journal::~Journal() {
   if (service_ != nullptr) service_->detach(this);
   Segment* s = nullptr;
-  if (unmapping_ != nullptr) {
-    close_retired(unmapping_);  // munmap of the part already unmapped is harmless
+  if (Segment* u = unmapping_; u != nullptr) {
+    // Only the rest: the part the service unmapped may be another
+    // mapping's by now.
+    ::munmap(u->base + unmapped_, u->size - unmapped_);
+    u->base = nullptr;  // close_segment then only closes the file
+    close_retired(u);
     unmapping_ = nullptr;
   }
   while (retired_.try_pop(s)) finish_segment(s);

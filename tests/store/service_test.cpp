@@ -425,6 +425,57 @@ TEST(Service, large_folios_advise_every_segment_and_the_trailing_eviction_drops_
   }
 }
 
+// Start address of this process's mapping of path (/proc/self/maps), 0 if
+// it has none.
+std::uintptr_t mapping_start(const std::string& path) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.size() >= path.size() && line.compare(line.size() - path.size(), path.size(), path) == 0)
+      return std::strtoull(line.c_str(), nullptr, 16);
+  }
+  return 0;
+}
+
+// A journal closed while the service is part-way through unmapping a
+// finished segment unmaps only the rest: the part already unmapped may
+// belong to another mapping by then (here one placed there on purpose),
+// which a munmap of the whole segment would take away.
+TEST(Service, closing_mid_unmap_leaves_what_was_mapped_where_the_segment_was) {
+  TempDir dir;
+  const std::size_t segment = 16 * 1024 * 1024;
+  auto j = Journal::open(test::small_config(dir.path(), segment));
+  ASSERT_TRUE(j) << j.error().message;
+  std::int64_t now = core::monotonic_ns();
+  (void)test::settle(**j, now);
+  const std::string first = dir.path() + "/" + test::segment_files(dir.path()).front();
+  const std::uintptr_t start = mapping_start(first);
+  ASSERT_NE(start, 0u);
+  test::append_range(**j, 1, 4200, 4000);  // ~17 MB: one rotation
+  ASSERT_EQ((*j)->stats().rotations, 1u);
+  // Duty cycles, one at a time, until the service has unmapped the first
+  // piece of the finished segment and not all of it.
+  int cycles = 0;
+  while (mapping_start(first) == start && cycles < 100) {
+    (void)(*j)->maintain(now);
+    ++cycles;
+  }
+  const std::uintptr_t rest = mapping_start(first);
+  ASSERT_GT(rest, start) << "the service unmapped nothing of the finished segment";
+  ASSERT_LT(rest, start + segment) << "the service unmapped all of it: nothing left to close mid-way";
+  // Someone else's mapping where the unmapped piece was.
+  const std::size_t length = rest - start;
+  void* other = ::mmap(reinterpret_cast<void*>(start), length, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  ASSERT_EQ(other, reinterpret_cast<void*>(start)) << std::strerror(errno);
+  j->reset();
+  std::vector<unsigned char> in(length / 4096);
+  EXPECT_EQ(::mincore(other, length, in.data()), 0)
+      << "the other mapping was unmapped: " << std::strerror(errno);
+  EXPECT_EQ(mapping_start(first), 0u) << "the rest of the segment is still mapped";
+  ::munmap(other, length);
+}
+
 TEST(Service, one_service_thread_serves_several_journals) {
   TempDir dir;
   JournalService service;
