@@ -406,8 +406,12 @@ Expected<void> Journal::recover() {
   std::int64_t last_ts = 0;
   for (;;) {
     RecordHeader h;
-    const std::size_t end_limit = size - kSlotSize * (count + 1);
-    if (!detail::read_record(base, end_limit, off, h)) break;
+    // A record ends before its own index slot; the seal has none, and in a
+    // segment filled to the brim it ends where the slots begin.
+    const std::size_t seal_limit = size - kSlotSize * count;
+    if (!detail::read_record(base, seal_limit, off, h)) break;
+    const bool seal = off != kSegmentHeaderSize && (h.flags & kRecordSegmentSeal) != 0;
+    if (!seal && h.size > seal_limit - kSlotSize - off) break;
     const char* payload = base + off + kRecordHeaderSize + h.gap;
     const std::size_t length = h.size - kRecordHeaderSize - h.gap;
     if (off == kSegmentHeaderSize) {

@@ -50,7 +50,8 @@ JournalReader::JournalReader(JournalReader&& other) noexcept
       size_(std::exchange(other.size_, 0)),
       offset_(other.offset_),
       last_offset_(other.last_offset_),
-      opened_(std::exchange(other.opened_, false)) {}
+      opened_(std::exchange(other.opened_, false)),
+      sealed_(std::exchange(other.sealed_, false)) {}
 
 JournalReader& JournalReader::operator=(JournalReader&& other) noexcept {
   if (this != &other) {
@@ -63,6 +64,7 @@ JournalReader& JournalReader::operator=(JournalReader&& other) noexcept {
     offset_ = other.offset_;
     last_offset_ = other.last_offset_;
     opened_ = std::exchange(other.opened_, false);
+    sealed_ = std::exchange(other.sealed_, false);
   }
   return *this;
 }
@@ -75,6 +77,7 @@ void JournalReader::close_segment() noexcept {
   base_ = nullptr;
   size_ = 0;
   opened_ = false;
+  sealed_ = false;
 }
 
 bool JournalReader::open_segment(std::size_t index) noexcept {
@@ -103,9 +106,12 @@ JournalReader::Next JournalReader::next(RecordView& out) noexcept {
     }
     RecordHeader h;
     std::uint32_t size_field = 0;
-    if (offset_ + kRecordHeaderSize <= size_) std::memcpy(&size_field, base_ + offset_, sizeof(size_field));
+    if (!sealed_ && offset_ + kRecordHeaderSize <= size_)
+      std::memcpy(&size_field, base_ + offset_, sizeof(size_field));
     if (size_field == 0) {
-      // End of this segment's records.
+      // End of this segment's records: zeros, or the seal. Nothing follows a
+      // seal; in a segment filled to the brim its end is where the index
+      // slots begin, which are not records.
       close_segment();
       ++index_;
       continue;
@@ -125,6 +131,7 @@ JournalReader::Next JournalReader::next(RecordView& out) noexcept {
     SegmentHeader sh;
     std::memcpy(&sh, base_, sizeof(sh));
     offset_ = align_up(offset_ + h.size, sh.record_alignment);
+    sealed_ = (h.flags & kRecordSegmentSeal) != 0;
     return Next::kRecord;
   }
 }

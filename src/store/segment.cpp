@@ -206,7 +206,8 @@ std::uint32_t count_slots(const char* base, std::size_t size) noexcept {
   SegmentHeader sh;
   std::memcpy(&sh, base, sizeof(sh));
   const std::size_t align = sh.record_alignment == 64 ? 64 : 8;
-  const std::size_t limit = size - kSlotSize * (count + 1);
+  // The seal has no slot of its own: it may end where the slots begin.
+  const std::size_t limit = size - kSlotSize * count;
   std::size_t off = count == 0 ? kSegmentHeaderSize : slot_at(base, size, count - 1);
   RecordHeader h;
   while (read_record(base, limit, off, h)) {

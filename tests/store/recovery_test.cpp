@@ -309,6 +309,100 @@ TEST(Recovery, a_sealed_tail_continues_in_a_new_segment_of_the_same_epoch) {
   EXPECT_EQ(got.seqs.size(), last + 5);
 }
 
+// Where the seal of segment 1 ends and where its index slots begin, from
+// the file's bytes: equal when the last claim filled the segment exactly.
+struct SealPlace {
+  std::size_t seal_end = 0;
+  std::size_t slot_low = 0;
+  std::uint32_t indexed = 0;
+};
+
+SealPlace seal_place(const std::vector<char>& file) {
+  SealPlace p;
+  std::size_t off = kSegmentHeaderSize;
+  while (off + kRecordHeaderSize <= file.size()) {
+    RecordHeader h;
+    std::memcpy(&h, file.data() + off, sizeof(h));
+    if (h.size == 0) break;
+    if ((h.flags & kRecordSegmentSeal) != 0) {
+      SegmentSealPayload seal;
+      std::memcpy(&seal, file.data() + off + kRecordHeaderSize + h.gap, sizeof(seal));
+      p.seal_end = off + h.size;
+      p.indexed = seal.indexed_count;
+      p.slot_low = file.size() - kSlotSize * seal.indexed_count;
+      break;
+    }
+    off = align_up(off + h.size, 8);
+  }
+  return p;
+}
+
+// Journals `dir` with messages of one length, trying lengths until the
+// first segment's last claim fills it exactly (its seal ends where the
+// slots begin); returns how many messages that took, 0 if no length did.
+std::uint64_t fill_first_segment_to_the_brim(const TempDir& dir) {
+  for (std::size_t length = 60; length < 200; ++length) {
+    for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+      std::filesystem::remove_all(e.path());
+    // About a segment and a half.
+    const std::uint64_t count = 3 * kSeg / (2 * (length + kRecordHeaderSize + kSlotSize));
+    {
+      auto j = Journal::open(test::small_config(dir.path(), kSeg));
+      if (!j) return 0;
+      test::append_range(**j, 1, count, length);
+    }
+    const SealPlace p = seal_place(test::read_file(dir.sub(test::segment_files(dir.path()).front())));
+    if (p.seal_end != 0 && p.seal_end == p.slot_low) return count;
+  }
+  return 0;
+}
+
+TEST(Recovery, a_segment_filled_to_the_brim_reads_whole_and_its_seal_is_not_cut_as_a_torn_tail) {
+  // The last claim that fits leaves its seal ending exactly where the index
+  // slots begin: no zero byte between them. Readers must stop at the seal
+  // (the slots are not records), and recovery must take the seal for one.
+  TempDir dir;
+  const std::uint64_t written = fill_first_segment_to_the_brim(dir);
+  ASSERT_NE(written, 0u) << "no message length filled a 16 KiB segment exactly";
+  auto files = test::segment_files(dir.path());
+  ASSERT_GE(files.size(), 2u);
+  const SealPlace brim = seal_place(test::read_file(dir.sub(files.front())));
+
+  // hft-journal and the audit read with JournalReader.
+  {
+    auto reader = JournalReader::open(dir.path());
+    ASSERT_TRUE(reader) << reader.error().message;
+    RecordView v;
+    std::uint64_t expect = 1;
+    JournalReader::Next n;
+    while ((n = reader->next(v)) == JournalReader::Next::kRecord) {
+      if (!v.control()) EXPECT_EQ(v.seq, expect++);
+    }
+    EXPECT_EQ(n, JournalReader::Next::kEnd) << reader->where();
+    EXPECT_EQ(expect, written + 1);
+  }
+
+  // The sealed, brim-full segment as the tail (the next one removed, as a
+  // crash right after the rotation can leave it): no cut, no repair.
+  for (std::size_t i = 1; i < files.size(); ++i) std::filesystem::remove(dir.sub(files[i]));
+  const std::uint64_t in_first = brim.indexed;
+  {
+    auto j = Journal::open(test::small_config(dir.path(), kSeg));
+    ASSERT_TRUE(j) << j.error().message;
+    EXPECT_FALSE((*j)->recovery().torn) << "cut at " << (*j)->recovery().cut_offset;
+    EXPECT_TRUE((*j)->recovery().repairs.empty()) << (*j)->recovery().repairs.front();
+    EXPECT_EQ((*j)->last_seq(), in_first);
+    test::append_range(**j, in_first + 1, in_first + 5, 90);
+    Collected got;
+    (void)test::replay_all(**j, 1, 1000, got);
+    EXPECT_EQ(got.seqs.size(), in_first + 5);
+  }
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    EXPECT_EQ(e.path().filename().string().find(".cut-"), std::string::npos) << e.path();
+  const SealPlace after = seal_place(test::read_file(dir.sub(files.front())));
+  EXPECT_EQ(after.seal_end, brim.seal_end) << "the seal is still there";
+}
+
 TEST(Recovery, unused_spares_and_interrupted_creations_past_the_tail_are_removed) {
   TempDir dir;
   {

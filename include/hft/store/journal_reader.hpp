@@ -76,6 +76,7 @@ class JournalReader {
   std::size_t offset_ = 0;     ///< next record
   std::size_t last_offset_ = 0;
   bool opened_ = false;
+  bool sealed_ = false;  ///< the last record read was its segment's seal
 };
 
 }  // namespace hft::store
