@@ -147,7 +147,8 @@ constexpr std::array kSchema = {
             .choices = "0|3|6|9|SECONDS|MILLIS|MICROS|NANOS"},
     KeySpec{.name = "PersistMessages", .type = T::kBool, .default_value = "Y",
             .description = "Journal messages under FileStorePath so a ResendRequest replays them and sequence "
-                           "numbers survive a restart; N: no journal, resends are answered with a gap fill."},
+                           "numbers survive a restart; N: no journal: the last 1024 messages are kept in memory "
+                           "for resends (fewer when they average more than 1 KiB; older ones are gap-filled)."},
     KeySpec{.name = "UseDataDictionary", .type = T::kBool, .default_value = "Y",
             .description = "Validate messages against DataDictionary (or Transport/AppDataDictionary for "
                            "FIXT.1.1), which is then required. N: session messages only (built in)."},

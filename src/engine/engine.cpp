@@ -899,15 +899,23 @@ Expected<Engine::Slot*> Engine::open_session(const Section& section, std::vector
     message_store = std::move(*opened);
   } else {
     // Without FileStorePath the last 1024 messages are kept in memory for
-    // resends (1024 x MaxMessageSize, allocated once, written as used), and
-    // as many more as OutgoingThrottleAction=queue may hold (it sends held
-    // messages from the store).
+    // resends, packed in a ring of 1 MiB (allocated once, written as used:
+    // 1024 slots of MaxMessageSize, 64 MiB by default, kept a page per
+    // message resident, 4 MiB a session), fewer of them when they average
+    // more than 1 KiB; and as many more as OutgoingThrottleAction=queue may
+    // hold, with room for each at MaxMessageSize (it sends held messages
+    // from the store, so none may be dropped).
     store::MemoryStoreConfig mc;
     mc.capacity = 1024;
-    if (setup->settings.outgoing_throttle_limit != 0 &&
-        setup->settings.outgoing_throttle_action == session::OutgoingThrottleAction::kQueue)
-      mc.capacity += setup->settings.outgoing_throttle_queue_size;
     mc.max_message_size = setup->settings.max_message_size;
+    mc.bytes = mc.capacity * std::size_t{1024};
+    if (setup->settings.outgoing_throttle_limit != 0 &&
+        setup->settings.outgoing_throttle_action == session::OutgoingThrottleAction::kQueue) {
+      const std::size_t held = setup->settings.outgoing_throttle_queue_size;
+      mc.capacity += held;
+      // The held messages, a wasted end of the ring at the wrap, the claim.
+      mc.bytes += held * (mc.max_message_size + 8) + mc.max_message_size;
+    }
     message_store = std::make_unique<store::MemoryStore>(mc, now.utc_ns);
   }
   slot->store = std::move(message_store);

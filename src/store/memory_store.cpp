@@ -18,12 +18,40 @@ std::size_t MessageStore::describe_failure(std::span<char> out) const noexcept {
   return n <= 0 ? 0 : std::min(static_cast<std::size_t>(n), out.size() - 1);
 }
 
+namespace {
+
+constexpr std::size_t kAlign = 8;
+
+std::size_t ring_bytes(const MemoryStoreConfig& c) noexcept {
+  // By default the last `capacity` messages of any size: each takes at most
+  // its claim (aligned), and a wrap can leave up to one claim unused.
+  return c.bytes != 0 ? c.bytes : (c.capacity + 1) * (c.max_message_size + kAlign);
+}
+
+}  // namespace
+
 MemoryStore::MemoryStore(MemoryStoreConfig config, std::int64_t created_ns)
     : config_(config),
-      // Not written until used: a quiet session's arena stays out of memory.
-      arena_(std::make_unique_for_overwrite<char[]>(config.capacity * config.max_message_size)),
+      arena_size_(config.capacity == 0 ? 0 : ring_bytes(config) + config.max_message_size),
+      // Not written until used: a quiet session's ring stays out of memory.
+      arena_(std::make_unique_for_overwrite<char[]>(arena_size_)),
       slots_(config.capacity == 0 ? 1 : config.capacity),
       created_ns_(created_ns) {}
+
+void MemoryStore::drop_oldest() noexcept {
+  head_ = (head_ + 1) % slots_.size();
+  --count_;
+}
+
+void MemoryStore::drop_overlapping(std::size_t from, std::size_t to) noexcept {
+  // Messages lie in the ring in the order they came, the oldest first after
+  // the write position: drop from the oldest while they overlap.
+  while (count_ != 0) {
+    const Slot& s = slots_[head_];
+    if (s.offset >= to || s.offset + s.length <= from) break;
+    drop_oldest();
+  }
+}
 
 std::span<char> MemoryStore::claim(std::size_t max_bytes) noexcept {
   if (max_bytes > config_.max_message_size || config_.capacity == 0) {
@@ -32,11 +60,17 @@ std::span<char> MemoryStore::claim(std::size_t max_bytes) noexcept {
     ++stats_.outbound.failed_claims;
     return {};
   }
-  // The slot the next commit fills: after the newest, or the oldest when full.
-  const std::size_t index = (head_ + count_) % slots_.size();
+  std::size_t at = write_;
+  if (at + max_bytes > arena_size_) {
+    // Wrap: the messages between here and the end are the oldest.
+    drop_overlapping(at, arena_size_);
+    at = 0;
+  }
+  drop_overlapping(at, at + max_bytes);
+  claim_at_ = at;
   claimed_ = max_bytes;
   last_status_ = StoreStatus::kOk;
-  return {arena_.get() + index * config_.max_message_size, max_bytes};
+  return {arena_.get() + at, max_bytes};
 }
 
 StoreStatus MemoryStore::commit(std::uint64_t seq, std::int64_t timestamp_ns, std::size_t offset, std::size_t length,
@@ -52,13 +86,12 @@ StoreStatus MemoryStore::commit(std::uint64_t seq, std::int64_t timestamp_ns, st
     ++stats_.outbound.unindexed;
     return StoreStatus::kOk;
   }
-  const std::size_t index = (head_ + count_) % slots_.size();
-  slots_[index] = Slot{seq, timestamp_ns, static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(length), flags};
-  if (count_ == slots_.size()) {
-    head_ = (head_ + 1) % slots_.size();
-  } else {
-    ++count_;
-  }
+  if (count_ == slots_.size()) drop_oldest();
+  const std::size_t at = claim_at_ + offset;
+  slots_[(head_ + count_) % slots_.size()] =
+      Slot{seq, timestamp_ns, at, static_cast<std::uint32_t>(length), flags};
+  ++count_;
+  write_ = (at + length + kAlign - 1) & ~(kAlign - 1);
   last_seq_ = seq;
   stats_.outbound.last_seq = seq;
   return StoreStatus::kOk;
@@ -73,6 +106,7 @@ StoreStatus MemoryStore::store_inbound(std::uint64_t, std::int64_t, std::span<co
 StoreStatus MemoryStore::reset(std::int64_t now_ns) noexcept {
   head_ = 0;
   count_ = 0;
+  write_ = 0;
   last_seq_ = 0;
   next_sender_ = 1;
   next_target_ = 1;
@@ -108,12 +142,11 @@ ReplayResult MemoryStore::replay(std::uint64_t begin, std::uint64_t end, std::si
       result.next_seq = s.seq;
       return result;
     }
-    const std::size_t index = (head_ + i) % slots_.size();
     StoredMessage m;
     m.seq = s.seq;
     m.timestamp_ns = s.timestamp_ns;
     m.flags = s.flags;
-    m.bytes = {arena_.get() + index * config_.max_message_size + s.offset, s.length};
+    m.bytes = {arena_.get() + s.offset, s.length};
     ++result.delivered;
     result.next_seq = s.seq + 1;
     if (!visitor.on_message(m)) {

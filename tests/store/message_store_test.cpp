@@ -127,6 +127,34 @@ TEST_P(Stores, reset_starts_a_new_epoch_with_sequence_numbers_at_one) {
 INSTANTIATE_TEST_SUITE_P(Store, Stores, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "journal" : "memory"; });
 
+TEST_P(Stores, a_claim_written_but_not_kept_leaves_every_stored_message_as_it_was) {
+  // Once the store is full (the memory store keeps 1024): a SequenceReset
+  // sent during a resend carries an old seq (kept unindexed, or not at
+  // all), and an encoder that fails leaves its claim written and abandoned.
+  // Neither may change a message a later resend delivers.
+  // (The journal's 16 KiB segments without a service thread: fewer.)
+  const std::uint64_t kSent = GetParam() ? 100 : 1500;
+  for (std::uint64_t s = 1; s <= kSent; ++s)
+    ASSERT_EQ(send(*store_, s, message_for(s, 90)), StoreStatus::kOk);
+  const auto before = replay_range(*store_, 1, kSent);
+  ASSERT_FALSE(before.empty());
+  for (int round = 0; round < 3; ++round) {
+    std::span<char> room = store_->claim(500);
+    ASSERT_FALSE(room.empty());
+    std::memset(room.data(), 'X', room.size());
+    ASSERT_EQ(store_->commit(before.front().first + 1, 1, 0, 300), StoreStatus::kOk);
+    room = store_->claim(700);
+    ASSERT_FALSE(room.empty());
+    std::memset(room.data(), 'Y', room.size());  // abandoned: no commit
+  }
+  EXPECT_EQ(replay_range(*store_, 1, kSent), before);
+  ASSERT_EQ(send(*store_, kSent + 1, message_for(kSent + 1, 90)), StoreStatus::kOk);
+  const auto after = replay_range(*store_, 1, kSent + 1);
+  ASSERT_FALSE(after.empty());
+  EXPECT_EQ(after.back().second, message_for(kSent + 1, 90));
+  for (const auto& [seq, bytes] : after) EXPECT_EQ(bytes, message_for(seq, 90)) << "seq " << seq;
+}
+
 TEST(MemoryStore, keeps_the_last_capacity_messages) {
   MemoryStore store(MemoryStoreConfig{8, 256});
   for (std::uint64_t s = 1; s <= 20; ++s) ASSERT_EQ(send(store, s, message_for(s, 60)), StoreStatus::kOk);
@@ -134,6 +162,64 @@ TEST(MemoryStore, keeps_the_last_capacity_messages) {
   ASSERT_EQ(got.size(), 8u);
   EXPECT_EQ(got.front().first, 13u);
   EXPECT_EQ(got.back().second, message_for(20, 60));
+}
+
+TEST(MemoryStore, a_ring_of_bytes_keeps_the_newest_messages_that_fit_whole_and_in_order) {
+  // 64 KiB of messages of 100 to 2,000 bytes, claims of up to 4 KiB, some
+  // claims left uncommitted and some commits of an old seq (not kept): what
+  // replay delivers is always the newest messages sent, without a gap, each
+  // exactly as sent, at most `capacity` of them, and (claims being at most
+  // 4 KiB) all of the newest that fit in the ring less two claims.
+  constexpr std::size_t kMax = 4096;
+  constexpr std::size_t kRing = 64 * 1024;
+  MemoryStore store(MemoryStoreConfig{256, kMax, kRing});
+  std::vector<std::string> sent;  // sent[seq - 1]
+  std::uint64_t rng = 12345;
+  const auto next = [&rng](std::uint64_t n) {
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (rng >> 33) % n;
+  };
+  for (int op = 0; op < 20000; ++op) {
+    const std::uint64_t kind = next(10);
+    if (kind == 0) {
+      std::span<char> room = store.claim(100 + next(kMax - 100));
+      ASSERT_FALSE(room.empty());
+      std::memset(room.data(), 'A', room.size());  // abandoned
+    } else if (kind == 1 && !sent.empty()) {
+      std::span<char> room = store.claim(kMax);
+      std::memset(room.data(), 'B', room.size());
+      ASSERT_EQ(store.commit(1 + next(sent.size()), 1, 0, 50), StoreStatus::kOk);  // an old seq
+    } else {
+      const std::uint64_t seq = sent.size() + 1;
+      sent.push_back(message_for(seq, 60 + next(1940)));
+      ASSERT_EQ(send(store, seq, sent.back()), StoreStatus::kOk);
+    }
+    if (op % 97 != 0 || sent.empty()) continue;
+    const auto got = replay_range(store, 1, sent.size());
+    ASSERT_FALSE(got.empty()) << "op " << op;
+    ASSERT_LE(got.size(), 256u);
+    EXPECT_EQ(got.back().first, sent.size()) << "the newest is kept";
+    std::size_t bytes = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].first, got.front().first + i) << "op " << op << ": a gap";
+      ASSERT_EQ(got[i].second, sent[got[i].first - 1]) << "op " << op << ": seq " << got[i].first;
+      bytes += got[i].second.size() + 8;
+    }
+    if (got.size() < 256 && got.front().first > 1) {
+      const std::size_t older = sent[got.front().first - 2].size() + 8;
+      EXPECT_GT(bytes + older, kRing - 2 * kMax) << "op " << op << ": dropped more than the ring needed";
+    }
+  }
+}
+
+TEST(MemoryStore, by_default_keeps_the_last_capacity_messages_of_the_largest_size) {
+  MemoryStore store(MemoryStoreConfig{16, 1024});
+  for (std::uint64_t s = 1; s <= 40; ++s)
+    ASSERT_EQ(send(store, s, message_for(s, 1024 - 48)), StoreStatus::kOk);
+  const auto got = replay_range(store, 1, 40);
+  ASSERT_EQ(got.size(), 16u);
+  EXPECT_EQ(got.front().first, 25u);
+  for (const auto& [seq, bytes] : got) EXPECT_EQ(bytes, message_for(seq, 1024 - 48));
 }
 
 TEST(JournalStore, sequence_numbers_and_messages_survive_reopening) {

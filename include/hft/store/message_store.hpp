@@ -152,13 +152,23 @@ class MessageStore {
 // ---------------------------------------------------------------------------
 
 struct MemoryStoreConfig {
-  std::size_t capacity = 4096;           ///< messages kept for replay (oldest overwritten)
+  std::size_t capacity = 4096;           ///< messages kept for replay (oldest dropped)
   std::size_t max_message_size = 4096;   ///< largest claim
+  /// Bytes of messages kept, packed one after the other in a ring; the
+  /// oldest are dropped when a claim needs their room. 0: room for
+  /// `capacity` messages of max_message_size, so the last `capacity`
+  /// messages are always kept.
+  std::size_t bytes = 0;
 };
 
-/// Everything preallocated at construction: `capacity` slots of
-/// `max_message_size` bytes. Replay sees the last `capacity` in-order
-/// messages of the epoch. Inbound messages are not kept.
+/// Everything preallocated at construction: an index of `capacity`
+/// messages and a ring of `bytes` (+ one claim), written only as messages
+/// come, so its memory follows what was sent, not the largest message
+/// times the capacity. Replay sees the newest in-order messages of the
+/// epoch: the last `capacity`, or as many of them as the ring holds.
+/// A claim never touches a message replay can still deliver: the messages
+/// its room overlaps are dropped first, whether or not it is committed.
+/// Inbound messages are not kept.
 class MemoryStore final : public MessageStore {
  public:
   explicit MemoryStore(MemoryStoreConfig config = {}, std::int64_t created_ns = 0);
@@ -190,17 +200,22 @@ class MemoryStore final : public MessageStore {
   struct Slot {
     std::uint64_t seq = 0;
     std::int64_t timestamp_ns = 0;
-    std::uint32_t offset = 0;
+    std::size_t offset = 0;  ///< in the ring
     std::uint32_t length = 0;
     std::uint8_t flags = 0;
   };
   [[nodiscard]] const Slot& slot_at(std::size_t i) const noexcept { return slots_[(head_ + i) % slots_.size()]; }
+  void drop_oldest() noexcept;
+  void drop_overlapping(std::size_t from, std::size_t to) noexcept;
 
   MemoryStoreConfig config_;
+  std::size_t arena_size_ = 0;  ///< the ring plus one claim
   std::unique_ptr<char[]> arena_;
   std::vector<Slot> slots_;
   std::size_t head_ = 0;   ///< oldest
   std::size_t count_ = 0;
+  std::size_t write_ = 0;     ///< where the next claim starts (after the newest message)
+  std::size_t claim_at_ = 0;  ///< where the open claim starts
   std::size_t claimed_ = ~std::size_t{0};
   std::uint64_t last_seq_ = 0;
   std::uint64_t next_sender_ = 1;
