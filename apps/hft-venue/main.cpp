@@ -240,6 +240,10 @@ int main(int argc, char** argv) {
       journals.spares_renumbered += j->spares_renumbered;
       journals.segments_evicted += j->segments_evicted;
       journals.written_evicted_bytes += j->written_evicted_bytes;
+      journals.filled_bytes += j->filled_bytes;
+      journals.fill_takeovers += j->fill_takeovers;
+      journals.writer_filled_bytes += j->writer_filled_bytes;
+      journals.fence_rotations += j->fence_rotations;
       journals.max_evict_ns = std::max(journals.max_evict_ns, j->max_evict_ns);
       journals.failed_claims += j->failed_claims;
       journals.service_errors += j->service_errors;
@@ -268,24 +272,32 @@ int main(int argc, char** argv) {
                  static_cast<unsigned long long>(s.pre_logon_bytes_exceeded),
                  static_cast<unsigned long long>(s.pending_per_address_refused),
                  static_cast<unsigned long long>(s.pending_evicted), static_cast<unsigned long long>(s.no_slot_refused));
-    std::fprintf(stderr,
-                 "hft-venue: journals: %zu written, %llu records, %llu rotations, %llu spare misses (%llu segments "
-                 "created inline), %llu rotations before the spare was pre-faulted, %llu spares prepared by the "
-                 "service (%llu renamed to follow a segment created inline), %llu finished segments dropped from the "
-                 "page cache, %.1f MiB taken out of the writers' mappings behind them (longest call %.1f ms), %llu failed claims, %llu service errors%s%s\n",
-                 journal_count, static_cast<unsigned long long>(journals.appends),
-                 static_cast<unsigned long long>(journals.rotations),
-                 static_cast<unsigned long long>(journals.spare_misses),
-                 static_cast<unsigned long long>(journals.inline_creations),
-                 static_cast<unsigned long long>(journals.unfaulted_rotations),
-                 static_cast<unsigned long long>(journals.segments_created),
-                 static_cast<unsigned long long>(journals.spares_renumbered),
-                 static_cast<unsigned long long>(journals.segments_evicted),
-                 static_cast<double>(journals.written_evicted_bytes) / (1 << 20),
-                 static_cast<double>(journals.max_evict_ns) / 1e6,
-                 static_cast<unsigned long long>(journals.failed_claims),
-                 static_cast<unsigned long long>(journals.service_errors), journals.last_errno != 0 ? ": " : "",
-                 journals.last_errno != 0 ? std::strerror(journals.last_errno) : "");
+    std::fprintf(
+        stderr,
+        "hft-venue: journals: %zu written, %llu records, %llu rotations, %llu spare misses (%llu segments "
+        "created inline), %llu rotations before the spare was pre-faulted, %llu spares prepared by the "
+        "service (%llu renamed to follow a segment created inline), %llu finished segments dropped from the "
+        "page cache, %.1f MiB taken out of the writers' mappings behind them (longest call %.1f ms), "
+        "%.1f MiB zero-filled ahead of the writers by the service and %.1f MiB by writers that reached it "
+        "(in %llu pieces; %llu segments sealed early where it was filling), %llu failed claims, "
+        "%llu service errors%s%s\n",
+        journal_count, static_cast<unsigned long long>(journals.appends),
+        static_cast<unsigned long long>(journals.rotations),
+        static_cast<unsigned long long>(journals.spare_misses),
+        static_cast<unsigned long long>(journals.inline_creations),
+        static_cast<unsigned long long>(journals.unfaulted_rotations),
+        static_cast<unsigned long long>(journals.segments_created),
+        static_cast<unsigned long long>(journals.spares_renumbered),
+        static_cast<unsigned long long>(journals.segments_evicted),
+        static_cast<double>(journals.written_evicted_bytes) / (1 << 20),
+        static_cast<double>(journals.max_evict_ns) / 1e6,
+        static_cast<double>(journals.filled_bytes) / (1 << 20),
+        static_cast<double>(journals.writer_filled_bytes) / (1 << 20),
+        static_cast<unsigned long long>(journals.fill_takeovers),
+        static_cast<unsigned long long>(journals.fence_rotations),
+        static_cast<unsigned long long>(journals.failed_claims),
+        static_cast<unsigned long long>(journals.service_errors), journals.last_errno != 0 ? ": " : "",
+        journals.last_errno != 0 ? std::strerror(journals.last_errno) : "");
     std::fprintf(
         stderr,
         "hft-venue: %llu orders, %llu reports, %llu send failures, %llu resent orders (%llu already "

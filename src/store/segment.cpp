@@ -101,6 +101,8 @@ int create_segment_file(const char* path, std::uint64_t number, std::size_t size
   out.prefaulted.store(false, std::memory_order_relaxed);
   out.large_folios.store(large_folios, std::memory_order_relaxed);
   out.zero_filled = false;
+  out.fill_state.store(kFillWriter, std::memory_order_relaxed);
+  out.fill_end.store(size, std::memory_order_relaxed);
   out.final_end = 0;
   out.final_slot_low = size;
   out.prepare_started_ns = 0;

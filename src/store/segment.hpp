@@ -16,6 +16,11 @@
 namespace hft::store::detail {
 
 /// A writable mapping of one segment file, owned by a Journal's pool.
+/// Segment::fill_state (growing journals, JournalConfig::prepare_ahead).
+inline constexpr std::uint32_t kFillIdle = 0;    ///< the service may take kFillBusy
+inline constexpr std::uint32_t kFillBusy = 1;    ///< the service is zero-filling past fill_end
+inline constexpr std::uint32_t kFillWriter = 2;  ///< the writer's: raising fill_end, or for good
+
 struct Segment {
   char* base = nullptr;
   std::size_t size = 0;
@@ -28,6 +33,16 @@ struct Segment {
   std::atomic<bool> large_folios{false};
   /// Service only: zero-filled with pwrite before hand-over (pages cached).
   bool zero_filled = false;
+  /// Zero-filling ahead of the writer (prepare_ahead): the service writes
+  /// zeros with pwrite() past fill_end, and maps them, only while it holds
+  /// kFillBusy, then raises fill_end; the writer stores no data at or past
+  /// fill_end (its fence). A writer that reaches it takes kFillWriter from
+  /// kFillIdle, raises fill_end by a piece it faults in itself and gives
+  /// kFillIdle back; it keeps kFillWriter once it rotates away. pwrite() of
+  /// zeros is destructive, so the two never meet; it caches a page for a
+  /// fifth of a write fault's CPU (0.8 against 4 us).
+  std::atomic<std::uint32_t> fill_state{kFillWriter};
+  std::atomic<std::size_t> fill_end{0};
   /// Set by the writer before handing the segment to the service.
   std::size_t final_end = 0;
   std::size_t final_slot_low = 0;

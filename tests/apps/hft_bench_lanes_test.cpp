@@ -369,7 +369,12 @@ TEST_F(HftBenchLanes, load_lane_reports_its_figures_and_audits_every_session) {
     EXPECT_NE(journals.find(" renamed to follow a segment created inline), "), std::string::npos) << journals;
     EXPECT_NE(journals.find(" finished segments dropped from the page cache, "), std::string::npos)
         << journals;
-    EXPECT_NE(journals.find(" ms), 0 failed claims, 0 service errors"), std::string::npos) << journals;
+    EXPECT_NE(journals.find(" MiB zero-filled ahead of the writers by the service and "), std::string::npos)
+        << journals;
+    EXPECT_NE(
+        journals.find(" segments sealed early where it was filling), 0 failed claims, 0 service errors"),
+        std::string::npos)
+        << journals;
     if (k == 1) {
       max_rate = run["achieved_rate"];
       EXPECT_FALSE(run["notes"].contains("criterion")) << id;

@@ -454,6 +454,110 @@ TEST(LazySpare, with_prepare_ahead_a_spare_is_ready_at_once_and_the_rewarm_keeps
   EXPECT_LE(faults_with[1], faults_with[0] + 4) << "whole " << faults_with[0] << ", ahead " << faults_with[1];
 }
 
+// prepare_ahead: the service zero-fills (pwrite) ahead of the writer, past a
+// fence the writer does not store beyond; a writer that reaches the fence
+// fills the next piece itself. pwrite() of zeros is destructive: if either
+// side ever wrote where the other had, a record or an index slot is lost.
+JournalConfig fill_config(const std::string& dir) {
+  JournalConfig c = growing(dir, 64 * 1024, 1024 * 1024);
+  c.prepare_ahead = 16 * 1024;
+  c.prepare_spare_at = 0.25;
+  c.rewarm_window = 16 * 1024;
+  c.rewarm_interval_ns = 1;
+  c.defer_first_segment = true;  // as the engine's growing journals
+  return c;
+}
+
+// Every record back, from the index (replay), from the files alone
+// (JournalReader), and after a reopen that repairs nothing.
+void expect_all_records(const std::string& dir, const JournalConfig& c,
+                        const std::vector<std::string>& sent) {
+  EXPECT_EQ(read_back(dir).size(), sent.size());
+  auto j = Journal::open(c);
+  ASSERT_TRUE(j) << j.error().message;
+  EXPECT_FALSE((*j)->recovery().torn) << "cut at " << (*j)->recovery().cut_offset;
+  EXPECT_TRUE((*j)->recovery().repairs.empty()) << (*j)->recovery().repairs.front();
+  test::Collected got;
+  (void)test::replay_all(**j, 1, sent.size(), got);
+  ASSERT_EQ(got.seqs.size(), sent.size());
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    ASSERT_EQ(got.seqs[i], i + 1);
+    ASSERT_EQ(got.bytes[i], sent[i]) << "seq " << i + 1;
+  }
+}
+
+TEST(FillAhead, the_service_fills_ahead_of_the_writer_and_a_writer_that_outruns_it_fills_its_own_piece) {
+  TempDir dir;
+  const JournalConfig c = fill_config(dir.path());
+  std::vector<std::string> sent;
+  {
+    auto j = Journal::open(c);
+    ASSERT_TRUE(j) << j.error().message;
+    const auto append = [&](std::uint64_t count) {
+      for (std::uint64_t k = 0; k < count; ++k) {
+        const std::uint64_t seq = sent.size() + 1;
+        sent.push_back(message_for(seq, 150 + seq % 200));
+        ASSERT_EQ((*j)->append(seq, static_cast<std::int64_t>(seq), {sent.back().data(), sent.back().size()}),
+                  StoreStatus::kOk);
+      }
+    };
+    // No service: the writer goes past its first segment's 16 KiB fill on
+    // its own, a piece at a time.
+    append(400);
+    const JournalStats alone = (*j)->stats();
+    EXPECT_GT(alone.fill_takeovers, 0u);
+    EXPECT_GT(alone.writer_filled_bytes, 0u);
+    EXPECT_EQ(alone.filled_bytes, 0u);
+    // With the service between bursts it stays ahead: the writer takes
+    // nothing more.
+    for (int burst = 0; burst < 60; ++burst) {
+      test::settle(**j, burst + 2);
+      append(50);
+    }
+    const JournalStats served = (*j)->stats();
+    EXPECT_GT(served.filled_bytes, 0u);
+    EXPECT_GE(served.rotations, 3u);
+    EXPECT_EQ(served.service_errors, 0u);
+  }
+  expect_all_records(dir.path(), c, sent);
+}
+
+TEST(FillAhead, a_writer_racing_a_busy_service_loses_no_record_and_no_index_slot) {
+  // The service thread never pauses, the writer appends as fast as it can,
+  // with message sizes that put records on and across every page boundary.
+  TempDir dir;
+  JournalServiceConfig sc;
+  sc.idle = core::IdleKind::kBusySpin;
+  sc.work_pause = std::chrono::microseconds(0);
+  sc.busy_ratio = 0;
+  sc.cycle_budget = std::chrono::microseconds(0);
+  JournalService service(sc);
+  ASSERT_TRUE(service.start());
+  JournalConfig c = fill_config(dir.path());
+  c.segment_size = 4 * 1024 * 1024;
+  std::vector<std::string> sent;
+  for (std::uint64_t seq = 1; seq <= 40000; ++seq) sent.push_back(message_for(seq, 40 + (seq * 7919) % 700));
+  JournalStats st;
+  {
+    auto j = Journal::open(c, &service);
+    ASSERT_TRUE(j) << j.error().message;
+    for (std::uint64_t seq = 1; seq <= sent.size(); ++seq) {
+      const std::string& m = sent[seq - 1];
+      ASSERT_EQ((*j)->append(seq, static_cast<std::int64_t>(seq), {m.data(), m.size()}), StoreStatus::kOk);
+    }
+    st = (*j)->stats();
+  }
+  service.stop();
+  EXPECT_GT(st.filled_bytes + st.writer_filled_bytes, 0u);
+  EXPECT_EQ(st.service_errors, 0u);
+  std::printf("filled by the service %llu B, by the writer %llu B in %llu pieces, %llu early seals\n",
+              static_cast<unsigned long long>(st.filled_bytes),
+              static_cast<unsigned long long>(st.writer_filled_bytes),
+              static_cast<unsigned long long>(st.fill_takeovers),
+              static_cast<unsigned long long>(st.fence_rotations));
+  expect_all_records(dir.path(), c, sent);
+}
+
 class EmptySeqNums : public ::testing::TestWithParam<std::size_t> {};
 
 TEST_P(EmptySeqNums, an_empty_or_all_zero_file_is_taken_as_missing_and_said_so) {

@@ -81,9 +81,11 @@ struct JournalConfig {
   double prepare_spare_at = 0.0;
   /// 0: a spare is zero-filled and pre-faulted whole before the writer gets
   /// it (a writer that fills segments fast never faults). N: only its first
-  /// N bytes and its last slot pages are pre-faulted, nothing zero-filled;
-  /// the re-warm then keeps rewarm_window (and twice what the writer wrote in
-  /// a round) pre-faulted ahead of the writer. With thousands of journals
+  /// N bytes are zero-filled and mapped (and its last slot pages
+  /// pre-faulted); the service then zero-fills ahead of the writer, past a
+  /// fence the writer stays below, and a writer that reaches the fence
+  /// zero-fills its next piece itself (docs/journal.md, "Zero-fill ahead of
+  /// the writer"). With thousands of journals
   /// growing in step, preparing whole spares (each as large as all the
   /// journal held before) needed more of the service's core than it has;
   /// this makes the preparation follow what is written.
@@ -397,6 +399,7 @@ class Journal {
   static constexpr std::size_t kTrailingCapacity = 16;
   static constexpr std::size_t kReaderPins = 2;
   static constexpr std::size_t kNoClaim = ~std::size_t{0};
+  static constexpr std::size_t kNoFence = ~std::size_t{0};
   enum SpareState : std::uint32_t { kSpareEmpty = 0, kSpareCreating = 1, kSpareReady = 2 };
 
   explicit Journal(const JournalConfig& config);
@@ -474,6 +477,12 @@ class Journal {
   void drop_oldest_trailing(const detail::Segment& active) noexcept;
   int service_spare(std::int64_t now) noexcept;
   int service_prefault() noexcept;
+  /// prepare_ahead: zero-fills (pwrite) and maps the active segment ahead of
+  /// the writer, past its fence (detail::Segment::fill_end).
+  int service_fill_ahead() noexcept;
+  /// Zeros in [from, to) of a segment no writer stores to there, then maps
+  /// them. errno on failure, 0 on success.
+  int fill_zeros(detail::Segment* segment, std::size_t from, std::size_t to) noexcept;
   int service_flush(std::int64_t now) noexcept;
   int service_rewarm(std::int64_t now) noexcept;
   int service_fill(std::int64_t now) noexcept;
@@ -491,8 +500,18 @@ class Journal {
   bool renumber_spare(detail::Segment* segment) noexcept;
   /// Makes a prepared spare the one the writer takes at its next rotation.
   void hand_over_spare(detail::Segment* segment) noexcept;
-  /// Pre-faults the first `ahead` bytes of a new segment and its last slot pages.
-  void prefault_ends(detail::Segment* segment, std::size_t ahead) noexcept;
+  /// Pre-faults the first `ahead` bytes of a new segment and its last slot
+  /// pages; `fill`: the first bytes zero-filled, and the rest left to the
+  /// service's fill ahead of the writer (fill_end, kFillIdle).
+  void prefault_ends(detail::Segment* segment, std::size_t ahead, bool fill) noexcept;
+  /// The writer reached its fence: moves it to where the service has filled
+  /// to, or takes the rest of the segment (kFillWriter). False: the service
+  /// is filling there right now, or the segment is full: rotate.
+  bool extend_fence(std::size_t need) noexcept;
+  /// The writer's limit below a fill ending at `fill_end`: the seal's room kept.
+  [[nodiscard]] std::size_t fence_at(std::size_t fill_end) const noexcept {
+    return fill_end > seal_reserve_ ? fill_end - seal_reserve_ : 0;
+  }
   void service_error(int err) noexcept;
   /// A spare could not be prepared: counted, retried after kSpareRetryNs.
   void spare_failed(int err, std::int64_t now) noexcept;
@@ -501,6 +520,7 @@ class Journal {
   char* base_ = nullptr;           ///< active segment mapping
   std::size_t pos_ = 0;            ///< offset of the next record
   std::size_t limit_ = 0;          ///< records must end at or before this
+  std::size_t fence_ = kNoFence;   ///< the service's fill: fill_end less the seal reserve
   std::size_t slot_low_ = 0;       ///< lowest slot offset in use
   std::size_t claimed_ = kNoClaim; ///< payload bytes of the open claim
   std::size_t align_mask_ = 7;
@@ -523,7 +543,8 @@ class Journal {
   std::uint32_t active_alignment_ = 8;
 
   Counter appends_, bytes_, unindexed_, failed_claims_, rotations_, spare_misses_, inline_creations_,
-      unfaulted_rotations_, retire_overflows_, sync_flushes_;
+      unfaulted_rotations_, retire_overflows_, sync_flushes_, fill_takeovers_, fence_rotations_,
+      writer_filled_bytes_;
 
   /// Ring of capacity max_epoch_segments, allocated without being written
   /// (entries are written when pushed), so a journal that stays in one
@@ -598,7 +619,9 @@ class Journal {
   std::size_t ret_count_ = 0;
 
   Counter segments_created_, segments_retired_, segments_removed_, flushes_, flush_errors_, max_flush_ns_,
-      max_prepare_ns_, service_errors_, spares_renumbered_, segments_evicted_, max_evict_ns_, written_evicted_bytes_;
+      max_prepare_ns_, service_errors_, spares_renumbered_, segments_evicted_, max_evict_ns_,
+      written_evicted_bytes_, filled_bytes_;
+  std::size_t fill_window_ = 0;  ///< service: how far ahead of the writer it fills (grows with its pace)
 
   friend class JournalService;
 };

@@ -110,6 +110,11 @@ struct JournalStats {
   std::uint64_t unfaulted_rotations = 0;  ///< spare taken before its pre-fault finished
   std::uint64_t retire_overflows = 0; ///< retire ring full: writer unmapped inline
   std::uint64_t sync_flushes = 0;     ///< per-commit msyncs (Durability::kSync)
+  std::uint64_t fill_takeovers = 0;   ///< the writer reached the service's zero-fill and took the next
+                                      ///< piece past it (zero-filling it itself: writer_filled_bytes)
+  std::uint64_t writer_filled_bytes = 0;  ///< bytes the writer zero-filled so (prepare_ahead)
+  std::uint64_t fence_rotations = 0;      ///< rotations because the service was zero-filling just where the
+                                          ///< writer arrived (the segment sealed before it was full)
   // service thread
   std::uint64_t segments_created = 0; ///< spares created by the service
   std::uint64_t spares_renumbered = 0; ///< ready spares passed over by an inline creation, renamed to
@@ -121,6 +126,7 @@ struct JournalStats {
   std::uint64_t max_evict_ns = 0;     ///< longest write-back start or page-cache drop call
   std::uint64_t written_evicted_bytes = 0;  ///< bytes of active segments taken out of the writer's mapping
                                             ///< (JournalConfig::evict_written)
+  std::uint64_t filled_bytes = 0;     ///< bytes zero-filled and mapped ahead of the writer (prepare_ahead)
   std::uint64_t flushes = 0;          ///< service msync / write-back calls
   std::uint64_t flush_errors = 0;
   std::uint64_t max_flush_ns = 0;     ///< longest service flush call
