@@ -376,7 +376,9 @@ TEST(Recovery, a_segment_filled_to_the_brim_reads_whole_and_its_seal_is_not_cut_
     std::uint64_t expect = 1;
     JournalReader::Next n;
     while ((n = reader->next(v)) == JournalReader::Next::kRecord) {
-      if (!v.control()) EXPECT_EQ(v.seq, expect++);
+      if (!v.control()) {
+        EXPECT_EQ(v.seq, expect++);
+      }
     }
     EXPECT_EQ(n, JournalReader::Next::kEnd) << reader->where();
     EXPECT_EQ(expect, written + 1);
