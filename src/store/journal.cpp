@@ -51,8 +51,9 @@ constexpr std::int64_t kFillSliceNs = 100'000;
 constexpr std::size_t kUnmapChunk = std::size_t{4} << 20;
 // prepare_ahead: the farthest the service zero-fills ahead of a writer.
 constexpr std::size_t kFillWindowMax = std::size_t{8} << 20;
-// prepare_ahead: what a writer that reached the fill takes past it at once.
-constexpr std::size_t kWriterPiece = 32 * kPageSize;
+// prepare_ahead: a writer that reached the fill owns its claim and this much
+// more, and zero-fills this much after where it writes.
+constexpr std::size_t kWriterPiece = 8 * kPageSize;
 // prepare_ahead: the service fills only while the writer is at least this far from the fence.
 constexpr std::size_t kFillSlack = 2 * kPageSize;
 // prepare_ahead: the most the service zero-fills in one go (~30 us).
@@ -840,13 +841,19 @@ bool Journal::extend_fence(std::size_t need) noexcept {
   // 32 pages); the service goes on filling after it.
   std::uint32_t idle = detail::kFillIdle;
   if (s->fill_state.compare_exchange_strong(idle, detail::kFillWriter, std::memory_order_acq_rel)) {
-    const std::size_t from = s->fill_end.load(std::memory_order_relaxed);
-    const std::size_t taken = detail::page_ceil(pos_ + need + seal_reserve_) + kWriterPiece;
-    // Below the page of the lowest slot (the writer's own index).
-    const std::size_t fill_to = std::min(taken, detail::page_floor(slot_low_));
+    // Its own from here: the whole claim and a piece more (a session claims
+    // MaxMessageSize, 64 KiB, for every message). Zero-filled: only the next
+    // piece after where it writes (a claim is mostly not written), and never
+    // its own records (below pos_) or index (from the page of slot_low_).
+    const std::size_t taken = std::max(s->fill_end.load(std::memory_order_relaxed),
+                                       detail::page_ceil(pos_ + need + seal_reserve_) + kWriterPiece);
+    const std::size_t from = std::max(writer_filled_, detail::page_ceil(pos_));
+    const std::size_t fill_to =
+        std::min({detail::page_ceil(pos_) + kWriterPiece, detail::page_floor(slot_low_), taken});
     const std::uint64_t t_fill = core::trace::begin();
     if (fill_to > from && fill_zeros(s, from, fill_to) == 0) writer_filled_bytes_.add(fill_to - from);
     core::trace::end(core::TraceKind::kZeroFill, t_fill, s->number, fill_to > from ? fill_to - from : 0);
+    writer_filled_ = std::max(writer_filled_, fill_to);
     s->fill_end.store(taken, std::memory_order_release);
     s->fill_state.store(detail::kFillIdle, std::memory_order_release);
     fence_ = fence_at(taken);
@@ -1056,8 +1063,10 @@ void Journal::activate(Segment* segment, bool epoch_start) noexcept {
   slot_count_ = 0;
   limit_ = slot_low_ - kSlotSize - seal_reserve_;
   fence_ = kNoFence;
+  writer_filled_ = 0;
   if (segment->fill_state.load(std::memory_order_acquire) != detail::kFillWriter) {
-    fence_ = fence_at(segment->fill_end.load(std::memory_order_acquire));
+    writer_filled_ = segment->fill_end.load(std::memory_order_acquire);
+    fence_ = fence_at(writer_filled_);
     limit_ = std::min(limit_, fence_);
   }
   compute_max_payload();

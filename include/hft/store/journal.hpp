@@ -521,6 +521,7 @@ class Journal {
   std::size_t pos_ = 0;            ///< offset of the next record
   std::size_t limit_ = 0;          ///< records must end at or before this
   std::size_t fence_ = kNoFence;   ///< the service's fill: fill_end less the seal reserve
+  std::size_t writer_filled_ = 0;  ///< zero-filled below here (fill_end may be further: owned, not filled)
   std::size_t slot_low_ = 0;       ///< lowest slot offset in use
   std::size_t claimed_ = kNoClaim; ///< payload bytes of the open claim
   std::size_t align_mask_ = 7;
