@@ -105,9 +105,12 @@ int serve(const std::string& role, int sessions, int port, const std::string& di
     std::fprintf(stderr, "startup_bench: %s\n", created.error().message.c_str());
     return 2;
   }
-  std::printf("create_ms %.3f\n", ms_since(t0));
-  std::fflush(stdout);
   engine::Engine& e = **created;
+  // The acceptor listens on a port of its own choosing (port 0): a port
+  // picked free by the parent and bound later here could be taken meanwhile
+  // by one of the previous run's peer connections.
+  std::printf("create_ms %.3f\nport %d\n", ms_since(t0), role == "acceptor" ? e.listen_port() : port);
+  std::fflush(stdout);
   ::signal(SIGTERM, on_signal);
   bool all = false;
   while (!g_stop.load()) {
@@ -250,18 +253,6 @@ std::uint64_t proc_value(pid_t pid, const char* file, const char* key) {
   return 0;
 }
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 struct Child {
   pid_t pid = -1;
   int out = -1;  // its stdout
@@ -305,6 +296,12 @@ double child_create_ms(Child& c) {
   return at == std::string::npos ? -1 : std::strtod(c.text.c_str() + at + 10, nullptr);
 }
 
+int child_port(Child& c) {
+  c.read_some();
+  const std::size_t at = c.text.find("\nport ");
+  return at == std::string::npos ? 0 : std::atoi(c.text.c_str() + at + 6);
+}
+
 void measure_child(Child& c, Row& row, const fs::path& dir) {
   row.create_ms = child_create_ms(c);
   row.disk = disk_bytes(dir);
@@ -328,9 +325,9 @@ constexpr std::int64_t kTimeoutNs = 60'000'000'000;
 Row run_acceptor(const char* self, int n, const fs::path& dir, const std::vector<std::string>& sets) {
   Row row;
   row.sessions = n;
-  const int port = free_port();
-  std::vector<std::string> args{"--serve", "acceptor", "--n", std::to_string(n), "--port", std::to_string(port),
-                                "--dir", dir.string()};
+  int port = 0;  // the child's, once it says
+  std::vector<std::string> args{"--serve", "acceptor", "--n",   std::to_string(n),
+                                "--port",  "0",        "--dir", dir.string()};
   for (const std::string& s : sets) args.insert(args.end(), {"--set", s});
   const std::int64_t t0 = core::monotonic_ns();
   Child child = spawn_child(self, args);
@@ -346,6 +343,10 @@ Row run_acceptor(const char* self, int n, const fs::path& dir, const std::vector
       child.read_some();
       row.error = "the engine exited";
       return row;
+    }
+    if (port == 0 && (port = child_port(child)) == 0) {
+      ::usleep(200);
+      continue;
     }
     // Session 1 alone until its Logon is answered; then waves.
     const std::size_t limit = answered == 0 ? 1 : g_wave;
