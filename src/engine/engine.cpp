@@ -913,8 +913,7 @@ Expected<Engine::Slot*> Engine::open_session(const Section& section, std::vector
         setup->settings.outgoing_throttle_action == session::OutgoingThrottleAction::kQueue) {
       const std::size_t held = setup->settings.outgoing_throttle_queue_size;
       mc.capacity += held;
-      // The held messages, a wasted end of the ring at the wrap, the claim.
-      mc.bytes += held * (mc.max_message_size + 8) + mc.max_message_size;
+      mc.bytes += store::MemoryStore::bytes_for(held, mc.max_message_size);
     }
     message_store = std::make_unique<store::MemoryStore>(mc, now.utc_ns);
   }

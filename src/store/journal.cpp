@@ -49,6 +49,8 @@ constexpr std::size_t kFillChunk = std::size_t{512} << 10;
 constexpr std::size_t kFillPiece = std::size_t{32} << 10;
 constexpr std::int64_t kFillSliceNs = 100'000;
 constexpr std::size_t kUnmapChunk = std::size_t{4} << 20;
+// Zeros for pwrite(), the same block every time; never written to.
+alignas(kPageSize) constexpr char kZeros[kFillPiece] = {};
 // prepare_ahead: the farthest the service zero-fills ahead of a writer.
 constexpr std::size_t kFillWindowMax = std::size_t{8} << 20;
 // prepare_ahead: a writer that reached the fill owns its claim and this much
@@ -56,7 +58,7 @@ constexpr std::size_t kFillWindowMax = std::size_t{8} << 20;
 constexpr std::size_t kWriterPiece = 8 * kPageSize;
 // prepare_ahead: the service fills only while the writer is at least this far from the fence.
 constexpr std::size_t kFillSlack = 2 * kPageSize;
-// prepare_ahead: the most the service zero-fills in one go (~30 us).
+// prepare_ahead: the most the service zero-fills in one go.
 constexpr std::size_t kFillAheadPiece = 32 * kPageSize;
 constexpr std::size_t kFirstPrefault = 64 * kPageSize;    // before a spare is handed over
 // prepare_ahead: the slot pages pre-faulted at the end of a new segment (4,096 records).
@@ -184,6 +186,7 @@ Journal::Journal(const JournalConfig& config)
   if (config.retain_segments != 0 || config.retain_max_age_ns != 0)
     retained_.resize(std::max<std::size_t>(config.max_epoch_segments, config.retain_segments + 8));
   for (auto& p : pins_) p.store(kNoPin, std::memory_order_relaxed);
+  fill_window_ = std::max(config.prepare_ahead, kPrefaultChunk);
 }
 
 Expected<std::unique_ptr<Journal>> Journal::open(const JournalConfig& config, JournalService* service) {
@@ -836,9 +839,8 @@ bool Journal::extend_fence(std::size_t need) noexcept {
   if (pos_ + need <= limit_) return true;
   // The service is behind: the writer takes the next piece past the fill
   // and fills it itself, as the service would (one pwrite() and one
-  // madvise() for 32 pages instead of 32 write faults: a fifth of the CPU,
-  // in one call of ~30 us instead of a fault of ~4 us on each of the next
-  // 32 pages); the service goes on filling after it.
+  // madvise() instead of a write fault on each page: a fifth of the CPU);
+  // the service goes on filling after it.
   std::uint32_t idle = detail::kFillIdle;
   if (s->fill_state.compare_exchange_strong(idle, detail::kFillWriter, std::memory_order_acq_rel)) {
     // Its own from here: the whole claim and a piece more (a session claims
@@ -1131,7 +1133,7 @@ bool Journal::create_first(std::size_t need) noexcept {
   // pre-faults the rest (prefaulted stays false).
   if (config_.preallocate && config_.prepare_ahead != 0) {
     // As a spare is (prepare_ahead): the re-warm keeps the window ahead.
-    prefault_ends(seg, config_.prepare_ahead, true);
+    prefault_ends(seg, config_.prepare_ahead);
     seg->prefaulted.store(true, std::memory_order_release);
   } else if (config_.preallocate) {
     const std::size_t head = std::min(kFirstPrefault, seg->size / 2);
@@ -1201,7 +1203,7 @@ bool Journal::rotate(bool epoch_start, std::size_t need) noexcept {
     if (config_.preallocate && config_.prepare_ahead != 0) {
       // As the service prepares a spare: its first pages zero-filled and
       // mapped, the rest filled ahead of the writer (not faulted in).
-      prefault_ends(next, config_.prepare_ahead, true);
+      prefault_ends(next, config_.prepare_ahead);
       next->prefaulted.store(true, std::memory_order_release);
     }
   }
@@ -1688,7 +1690,7 @@ int Journal::service_spare(std::int64_t now) noexcept {
     // Only where the writer stores first; the re-warm keeps a window ahead
     // of it from then on.
     segments_created_.add();
-    prefault_ends(s, config_.prepare_ahead, true);
+    prefault_ends(s, config_.prepare_ahead);
     s->prefaulted.store(true, std::memory_order_release);
     max_prepare_ns_.max(static_cast<std::uint64_t>(core::monotonic_ns() - now));
     hand_over_spare(s);
@@ -1713,19 +1715,20 @@ void Journal::hand_over_spare(Segment* s) noexcept {
   spare_errno_.store(0, std::memory_order_relaxed);
 }
 
-void Journal::prefault_ends(Segment* s, std::size_t ahead, bool fill) noexcept {
+void Journal::prefault_ends(Segment* s, std::size_t ahead) noexcept {
   // The first `ahead` bytes (records) and the last slot pages (the index
   // grows down from the end: 4 bytes a record).
   const std::size_t head = std::min(detail::page_ceil(ahead), s->size / 2);
   const std::size_t tail = std::min(head, kSlotPrefault);
   const std::uint64_t t_fault = core::trace::begin();
-  // No writer has it yet: the head zero-filled (the header stays), the
-  // fence at its end, the rest filled by the service as the writer comes.
-  if (fill && fill_zeros(s, kSegmentHeaderSize, head) == 0) {
+  // No writer has it yet: the head zero-filled and mapped (the header
+  // stays), the fence at its end, the rest filled as the writer comes.
+  if (fill_zeros(s, kSegmentHeaderSize, head) == 0) {
     s->fill_end.store(head, std::memory_order_relaxed);
     s->fill_state.store(detail::kFillIdle, std::memory_order_release);
+  } else {
+    detail::prefault_pages(s->base, 0, head);  // no fence: the writer's to the end
   }
-  detail::prefault_pages(s->base, 0, head);
   detail::prefault_pages(s->base, s->size - tail, s->size);
   core::trace::end(core::TraceKind::kPrefault, t_fault, s->number, head + tail);
 }
@@ -1766,8 +1769,6 @@ void Journal::spare_failed(int err, std::int64_t now) noexcept {
 }
 
 int Journal::service_fill(std::int64_t now) noexcept {
-  // Zeros for pwrite(), the same block every time; never written to.
-  alignas(kPageSize) static const char kZeros[kFillPiece] = {};
   Segment* s = filling_;
   if (fill_next_ < s->size) {
     // Up to the next kFillChunk boundary (the first chunk starts after the
@@ -1862,7 +1863,6 @@ int Journal::service_prefault() noexcept {
 }
 
 int Journal::fill_zeros(Segment* s, std::size_t from, std::size_t to) noexcept {
-  alignas(kPageSize) static const char kZeros[kFillPiece] = {};
   std::size_t at = from;
   while (at < to) {
     const std::size_t n = std::min(kFillPiece - at % kFillPiece, to - at);
@@ -1885,7 +1885,6 @@ int Journal::service_fill_ahead() noexcept {
   if (s->base == nullptr || s->fill_state.load(std::memory_order_acquire) != detail::kFillIdle) return 0;
   const std::size_t end = p & 0xFFFFFFFFu;
   const std::size_t filled = s->fill_end.load(std::memory_order_relaxed);
-  if (fill_window_ == 0) fill_window_ = std::max(config_.prepare_ahead, kPrefaultChunk);
   if (filled >= end + fill_window_ / 2) return 0;
   // The writer came within a quarter of the window: it writes faster than
   // the service comes round; fill further ahead of it from now on.
@@ -1908,24 +1907,22 @@ int Journal::service_fill_ahead() noexcept {
   if (!s->fill_state.compare_exchange_strong(idle, detail::kFillBusy, std::memory_order_acq_rel)) return 0;
   // The writer may have taken a piece past the fill just before.
   const std::size_t from = s->fill_end.load(std::memory_order_acquire);
-  if (to <= from) {
-    std::uint32_t busy = detail::kFillBusy;
-    (void)s->fill_state.compare_exchange_strong(busy, detail::kFillIdle, std::memory_order_acq_rel);
-    return 0;
-  }
-  const std::uint64_t t_fill = core::trace::begin();
-  const int err = fill_zeros(s, from, to);
-  core::trace::end(core::TraceKind::kZeroFill, t_fill, s->number, to - from);
-  if (err == 0) {
-    s->fill_end.store(to, std::memory_order_release);
-    filled_bytes_.add(to - from);
-  } else {
-    service_error(err);  // the writer takes over at the fence
+  const bool fills = to > from;
+  if (fills) {
+    const std::uint64_t t_fill = core::trace::begin();
+    const int err = fill_zeros(s, from, to);
+    core::trace::end(core::TraceKind::kZeroFill, t_fill, s->number, to - from);
+    if (err == 0) {
+      s->fill_end.store(to, std::memory_order_release);
+      filled_bytes_.add(to - from);
+    } else {
+      service_error(err);  // the writer takes over at the fence
+    }
   }
   // Unless the writer rotated away meanwhile (it set kFillWriter).
   std::uint32_t busy = detail::kFillBusy;
   (void)s->fill_state.compare_exchange_strong(busy, detail::kFillIdle, std::memory_order_acq_rel);
-  return 1;
+  return fills ? 1 : 0;
 }
 
 int Journal::service_flush(std::int64_t now) noexcept {

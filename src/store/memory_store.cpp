@@ -20,12 +20,8 @@ std::size_t MessageStore::describe_failure(std::span<char> out) const noexcept {
 
 namespace {
 
-constexpr std::size_t kAlign = 8;
-
 std::size_t ring_bytes(const MemoryStoreConfig& c) noexcept {
-  // By default the last `capacity` messages of any size: each takes at most
-  // its claim (aligned), and a wrap can leave up to one claim unused.
-  return c.bytes != 0 ? c.bytes : (c.capacity + 1) * (c.max_message_size + kAlign);
+  return c.bytes != 0 ? c.bytes : MemoryStore::bytes_for(c.capacity, c.max_message_size);
 }
 
 }  // namespace

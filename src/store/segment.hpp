@@ -15,12 +15,12 @@
 
 namespace hft::store::detail {
 
-/// A writable mapping of one segment file, owned by a Journal's pool.
 /// Segment::fill_state (growing journals, JournalConfig::prepare_ahead).
 inline constexpr std::uint32_t kFillIdle = 0;    ///< the service may take kFillBusy
 inline constexpr std::uint32_t kFillBusy = 1;    ///< the service is zero-filling past fill_end
 inline constexpr std::uint32_t kFillWriter = 2;  ///< the writer's: raising fill_end, or for good
 
+/// A writable mapping of one segment file, owned by a Journal's pool.
 struct Segment {
   char* base = nullptr;
   std::size_t size = 0;
@@ -37,8 +37,9 @@ struct Segment {
   /// zeros with pwrite() past fill_end, and maps them, only while it holds
   /// kFillBusy, then raises fill_end; the writer stores no data at or past
   /// fill_end (its fence). A writer that reaches it takes kFillWriter from
-  /// kFillIdle, raises fill_end by a piece it faults in itself and gives
-  /// kFillIdle back; it keeps kFillWriter once it rotates away. pwrite() of
+  /// kFillIdle, raises fill_end past its claim, zero-fills the piece after
+  /// where it writes and gives kFillIdle back; it keeps kFillWriter once it
+  /// rotates away. pwrite() of
   /// zeros is destructive, so the two never meet; it caches a page for a
   /// fifth of a write fault's CPU (0.8 against 4 us).
   std::atomic<std::uint32_t> fill_state{kFillWriter};

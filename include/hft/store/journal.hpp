@@ -500,13 +500,13 @@ class Journal {
   bool renumber_spare(detail::Segment* segment) noexcept;
   /// Makes a prepared spare the one the writer takes at its next rotation.
   void hand_over_spare(detail::Segment* segment) noexcept;
-  /// Pre-faults the first `ahead` bytes of a new segment and its last slot
-  /// pages; `fill`: the first bytes zero-filled, and the rest left to the
-  /// service's fill ahead of the writer (fill_end, kFillIdle).
-  void prefault_ends(detail::Segment* segment, std::size_t ahead, bool fill) noexcept;
+  /// Zero-fills and maps the first `ahead` bytes of a segment no writer has
+  /// yet (its fence at their end: the rest is filled as the writer comes,
+  /// fill_end, kFillIdle) and pre-faults its last slot pages.
+  void prefault_ends(detail::Segment* segment, std::size_t ahead) noexcept;
   /// The writer reached its fence: moves it to where the service has filled
-  /// to, or takes the rest of the segment (kFillWriter). False: the service
-  /// is filling there right now, or the segment is full: rotate.
+  /// to, or takes the next piece past it itself (under kFillWriter). False:
+  /// the service is filling there right now, or the segment is full: rotate.
   bool extend_fence(std::size_t need) noexcept;
   /// The writer's limit below a fill ending at `fill_end`: the seal's room kept.
   [[nodiscard]] std::size_t fence_at(std::size_t fill_end) const noexcept {

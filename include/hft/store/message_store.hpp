@@ -172,6 +172,13 @@ struct MemoryStoreConfig {
 class MemoryStore final : public MessageStore {
  public:
   explicit MemoryStore(MemoryStoreConfig config = {}, std::int64_t created_ns = 0);
+  /// Ring bytes that always keep the newest `messages` messages of up to
+  /// `max_message_size` bytes each: each takes at most its claim (aligned)
+  /// and a wrap can leave up to one claim unused.
+  [[nodiscard]] static constexpr std::size_t bytes_for(std::size_t messages,
+                                                       std::size_t max_message_size) noexcept {
+    return (messages + 1) * (max_message_size + kAlign);
+  }
 
   [[nodiscard]] std::span<char> claim(std::size_t max_bytes) noexcept override;
   [[nodiscard]] std::size_t max_claim() const noexcept override {
@@ -204,6 +211,7 @@ class MemoryStore final : public MessageStore {
     std::uint32_t length = 0;
     std::uint8_t flags = 0;
   };
+  static constexpr std::size_t kAlign = 8;  ///< messages start at multiples of this in the ring
   [[nodiscard]] const Slot& slot_at(std::size_t i) const noexcept { return slots_[(head_ + i) % slots_.size()]; }
   void drop_oldest() noexcept;
   void drop_overlapping(std::size_t from, std::size_t to) noexcept;
