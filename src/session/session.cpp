@@ -125,8 +125,9 @@ std::string_view business_reject_text(BusinessRejectReason reason) noexcept {
 
 class Session::Queue {
  public:
-  // The arena is not written until messages are queued (a gap being
-  // filled): a session that never queues keeps none of it in memory.
+  // Neither the arena nor the index is written until messages are queued
+  // (a gap being filled): a session that never queues keeps none of either
+  // in memory.
   Queue(std::size_t bytes, std::size_t messages)
       : arena_(std::make_unique_for_overwrite<char[]>(bytes)), arena_size_(bytes), entries_(messages) {}
 
@@ -201,7 +202,7 @@ class Session::Queue {
 
   std::unique_ptr<char[]> arena_;
   std::size_t arena_size_ = 0;
-  std::vector<Entry> entries_;
+  core::UninitArray<Entry> entries_;  // the first count_ are held
   std::size_t count_ = 0;
   std::size_t used_ = 0;
 };
@@ -321,10 +322,10 @@ Expected<void> Session::init(Instant now) {
                  "(too long or malformed)"};
   }
 
-  rx_.resize(settings_.max_message_size + 256);
-  oversize_head_.resize(std::min<std::size_t>(settings_.max_message_size, 4096));
-  tx_.resize(settings_.max_message_size + 1024);
-  gap_fill_.resize(2048);
+  rx_ = core::ByteBuffer(settings_.max_message_size + 256);
+  oversize_head_ = core::ByteBuffer(std::min<std::size_t>(settings_.max_message_size, 4096));
+  tx_ = core::ByteBuffer(settings_.max_message_size + 1024);
+  gap_fill_ = core::ByteBuffer(2048);
   queue_ = std::make_unique<Queue>(settings_.queue_capacity_bytes, settings_.queue_capacity_messages);
   // Sized once from MaxFieldsPerMessage: a longer message is rejected, never
   // a reason to grow on the receive path.

@@ -56,11 +56,14 @@ constexpr std::size_t kFillWindowMax = std::size_t{8} << 20;
 // prepare_ahead: a writer that reached the fill owns its claim and this much
 // more, and zero-fills this much after where it writes.
 constexpr std::size_t kWriterPiece = 8 * kPageSize;
+constexpr std::size_t kMinWriterPiece = 2 * kPageSize;
 // prepare_ahead: the service fills only while the writer is at least this far from the fence.
 constexpr std::size_t kFillSlack = 2 * kPageSize;
 // prepare_ahead: the most the service zero-fills in one go.
 constexpr std::size_t kFillAheadPiece = 32 * kPageSize;
 constexpr std::size_t kFirstPrefault = 64 * kPageSize;    // before a spare is handed over
+// prepare_ahead: what a journal's first segment has zero-filled and mapped at its start.
+constexpr std::size_t kFirstSegmentHead = 2 * kPageSize;
 // prepare_ahead: the slot pages pre-faulted at the end of a new segment (4,096 records).
 constexpr std::size_t kSlotPrefault = 4 * kPageSize;
 // large_folios: the trailing eviction works in whole folios of this size.
@@ -829,6 +832,30 @@ std::span<char> Journal::claim(std::size_t max_bytes) noexcept {
   return {base_ + pos_ + kRecordHeaderSize, max_bytes};
 }
 
+void Journal::take_piece(std::size_t need, std::size_t physical) noexcept {
+  Segment* s = active_;
+  // Its own from here: the whole claim and a piece more (a session claims
+  // MaxMessageSize, 64 KiB, for every message). Zero-filled: only the next
+  // piece after where it writes (a claim is mostly not written), and never
+  // its own records (below pos_) or index (from the page of slot_low_).
+  // The piece is as large as what the segment holds so far, from two pages
+  // up to kWriterPiece: the first claims of a journal that then stays quiet
+  // (most of an engine's sessions) fill two pages, not eight.
+  const std::size_t piece = std::clamp(detail::page_ceil(pos_), kMinWriterPiece, kWriterPiece);
+  const std::size_t taken = std::max(s->fill_end.load(std::memory_order_relaxed),
+                                     detail::page_ceil(pos_ + need + seal_reserve_) + piece);
+  const std::size_t from = std::max(writer_filled_, detail::page_ceil(pos_));
+  const std::size_t fill_to =
+      std::min({detail::page_ceil(pos_) + piece, detail::page_floor(slot_low_), taken});
+  const std::uint64_t t_fill = core::trace::begin();
+  if (fill_to > from && fill_zeros(s, from, fill_to) == 0) writer_filled_bytes_.add(fill_to - from);
+  core::trace::end(core::TraceKind::kZeroFill, t_fill, s->number, fill_to > from ? fill_to - from : 0);
+  writer_filled_ = std::max(writer_filled_, fill_to);
+  s->fill_end.store(taken, std::memory_order_release);
+  fence_ = fence_at(taken);
+  limit_ = std::min(physical, fence_);
+}
+
 bool Journal::extend_fence(std::size_t need) noexcept {
   if (fence_ == kNoFence) return false;
   const std::size_t physical = slot_low_ - kSlotSize - seal_reserve_;
@@ -843,23 +870,8 @@ bool Journal::extend_fence(std::size_t need) noexcept {
   // the service goes on filling after it.
   std::uint32_t idle = detail::kFillIdle;
   if (s->fill_state.compare_exchange_strong(idle, detail::kFillWriter, std::memory_order_acq_rel)) {
-    // Its own from here: the whole claim and a piece more (a session claims
-    // MaxMessageSize, 64 KiB, for every message). Zero-filled: only the next
-    // piece after where it writes (a claim is mostly not written), and never
-    // its own records (below pos_) or index (from the page of slot_low_).
-    const std::size_t taken = std::max(s->fill_end.load(std::memory_order_relaxed),
-                                       detail::page_ceil(pos_ + need + seal_reserve_) + kWriterPiece);
-    const std::size_t from = std::max(writer_filled_, detail::page_ceil(pos_));
-    const std::size_t fill_to =
-        std::min({detail::page_ceil(pos_) + kWriterPiece, detail::page_floor(slot_low_), taken});
-    const std::uint64_t t_fill = core::trace::begin();
-    if (fill_to > from && fill_zeros(s, from, fill_to) == 0) writer_filled_bytes_.add(fill_to - from);
-    core::trace::end(core::TraceKind::kZeroFill, t_fill, s->number, fill_to > from ? fill_to - from : 0);
-    writer_filled_ = std::max(writer_filled_, fill_to);
-    s->fill_end.store(taken, std::memory_order_release);
+    take_piece(need, physical);
     s->fill_state.store(detail::kFillIdle, std::memory_order_release);
-    fence_ = fence_at(taken);
-    limit_ = std::min(physical, fence_);
     fill_takeovers_.add();
     return true;
   }
@@ -1053,7 +1065,7 @@ void Journal::push_catalog(std::uint64_t number) noexcept {
   cat_active_ = &e;
 }
 
-void Journal::activate(Segment* segment, bool epoch_start) noexcept {
+void Journal::activate(Segment* segment, bool epoch_start, std::size_t need) noexcept {
   active_ = segment;
   active_index_ = segment->pool_index;
   base_ = segment->base;
@@ -1082,6 +1094,13 @@ void Journal::activate(Segment* segment, bool epoch_start) noexcept {
   const SegmentStartPayload start{epoch_, epoch_created_ns_};
   write_control(static_cast<std::uint16_t>(kRecordSegmentStart | (epoch_start ? kRecordEpochStart : 0)), &start,
                 sizeof(start));
+  // The claim that rotated must fit below the fence: past it the service
+  // may be writing zeros once the segment is published. Not published yet,
+  // so the piece is the writer's without taking kFillWriter.
+  if (fence_ != kNoFence && pos_ + need > limit_) {
+    const std::size_t physical = slot_low_ - kSlotSize - seal_reserve_;
+    if (pos_ + need <= physical) take_piece(need, physical);
+  }
   active_number_.store(segment->number, std::memory_order_release);
   publish();
 }
@@ -1132,8 +1151,13 @@ bool Journal::create_first(std::size_t need) noexcept {
   // The pages the writer stores to first (data and slots); the service
   // pre-faults the rest (prefaulted stays false).
   if (config_.preallocate && config_.prepare_ahead != 0) {
-    // As a spare is (prepare_ahead): the re-warm keeps the window ahead.
-    prefault_ends(seg, config_.prepare_ahead);
+    // As a spare is (prepare_ahead), but only its first pages: most
+    // journals of an engine with many sessions hold a Logon or two for
+    // hours, and a head of prepare_ahead (64 KiB) zero-filled and mapped
+    // for each of them was most of what 1,000 sessions wrote and mapped at
+    // start-up. A journal that is written on reaches the fence soon and
+    // fills its next piece itself (or the service fills ahead of it).
+    prefault_ends(seg, std::min(config_.prepare_ahead, kFirstSegmentHead));
     seg->prefaulted.store(true, std::memory_order_release);
   } else if (config_.preallocate) {
     const std::size_t head = std::min(kFirstPrefault, seg->size / 2);
@@ -1145,7 +1169,7 @@ bool Journal::create_first(std::size_t need) noexcept {
   }
   const bool epoch_start = pending_epoch_start_;
   pending_epoch_start_ = false;
-  activate(seg, epoch_start);
+  activate(seg, epoch_start, need);
   recovery_.tail_path = segment_path(seg->number);
   return true;
 }
@@ -1218,7 +1242,7 @@ bool Journal::rotate(bool epoch_start, std::size_t need) noexcept {
   old->final_slot_low = slot_low_;
   // Publish the new segment before handing the old one over, so the service
   // never sees the old one as active after it popped it.
-  activate(next, epoch_start);
+  activate(next, epoch_start, need);
   hand_over(old);
   rotations_.add();
   rotated_.store(true, std::memory_order_relaxed);

@@ -6,6 +6,7 @@
 // missing one.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -468,6 +470,16 @@ JournalConfig fill_config(const std::string& dir) {
   return c;
 }
 
+// A service thread that never pauses: it fills ahead as often as it can.
+JournalServiceConfig never_pausing_service() {
+  JournalServiceConfig sc;
+  sc.idle = core::IdleKind::kBusySpin;
+  sc.work_pause = std::chrono::microseconds(0);
+  sc.busy_ratio = 0;
+  sc.cycle_budget = std::chrono::microseconds(0);
+  return sc;
+}
+
 // Every record back, from the index (replay), from the files alone
 // (JournalReader), and after a reopen that repairs nothing.
 void expect_all_records(const std::string& dir, const JournalConfig& c,
@@ -526,12 +538,7 @@ TEST(FillAhead, a_writer_racing_a_busy_service_loses_no_record_and_no_index_slot
   // The service thread never pauses, the writer appends as fast as it can,
   // with message sizes that put records on and across every page boundary.
   TempDir dir;
-  JournalServiceConfig sc;
-  sc.idle = core::IdleKind::kBusySpin;
-  sc.work_pause = std::chrono::microseconds(0);
-  sc.busy_ratio = 0;
-  sc.cycle_budget = std::chrono::microseconds(0);
-  JournalService service(sc);
+  JournalService service(never_pausing_service());
   ASSERT_TRUE(service.start());
   JournalConfig c = fill_config(dir.path());
   c.segment_size = 4 * 1024 * 1024;
@@ -555,6 +562,91 @@ TEST(FillAhead, a_writer_racing_a_busy_service_loses_no_record_and_no_index_slot
               static_cast<unsigned long long>(st.writer_filled_bytes),
               static_cast<unsigned long long>(st.fill_takeovers),
               static_cast<unsigned long long>(st.fence_rotations));
+  expect_all_records(dir.path(), c, sent);
+}
+
+// Pages of `path` in the page cache.
+std::size_t cached_pages(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  const std::size_t size = static_cast<std::size_t>(fs::file_size(path));
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) return 0;
+  std::vector<unsigned char> in((size + 4095) / 4096);
+  std::size_t n = 0;
+  if (::mincore(p, size, in.data()) == 0)
+    for (unsigned char c : in) n += c & 1;
+  ::munmap(p, size);
+  return n;
+}
+
+// A session claims MaxMessageSize (64 KiB) for every message it sends and
+// most sessions of a large engine send a Logon and then little for hours:
+// the first message of a journal makes the first pages of its file
+// resident, not the 64 KiB it claimed nor a full piece of the fill ahead.
+TEST(FillAhead, a_journal_that_holds_one_message_has_only_a_few_pages_prepared) {
+  TempDir dir;
+  JournalConfig c = fill_config(dir.path());
+  c.initial_segment_size = 256 * 1024;
+  c.prepare_ahead = 64 * 1024;  // the engine's growing journals
+  auto j = Journal::open(c);
+  ASSERT_TRUE(j) << j.error().message;
+  std::vector<std::string> sent{message_for(1, 120)};
+  std::span<char> room = (*j)->claim(64 * 1024);
+  ASSERT_EQ(room.size(), 64u * 1024);
+  std::memcpy(room.data(), sent[0].data(), sent[0].size());
+  ASSERT_EQ((*j)->commit(1, 1, 0, sent[0].size(), 0), StoreStatus::kOk);
+  const JournalStats first = (*j)->stats();
+  // The claim is the writer's before the service can see the segment:
+  // past the two pages at its start, the writer filled its first piece.
+  EXPECT_GT(first.writer_filled_bytes, 0u);
+  EXPECT_LE(first.writer_filled_bytes, 2u * 4096);
+  const std::string segment = dir.path() + "/" + test::segment_files(dir.path()).front();
+  // Two pages at its start, two pieces of the writer's, two index pages at
+  // its end: 6 (with a 64 KiB head and an 8-page piece, 28).
+  EXPECT_LE(cached_pages(segment), 6u);
+  // A journal that is written on fills larger pieces as it goes.
+  for (std::uint64_t seq = 2; seq <= 400; ++seq) {
+    sent.push_back(message_for(seq, 150 + seq % 100));
+    room = (*j)->claim(64 * 1024);
+    ASSERT_FALSE(room.empty());
+    std::memcpy(room.data(), sent.back().data(), sent.back().size());
+    ASSERT_EQ((*j)->commit(seq, static_cast<std::int64_t>(seq), 0, sent.back().size(), 0), StoreStatus::kOk);
+  }
+  const JournalStats later = (*j)->stats();
+  const std::uint64_t pieces = later.fill_takeovers - first.fill_takeovers;
+  const std::uint64_t bytes = later.writer_filled_bytes - first.writer_filled_bytes;
+  ASSERT_GT(pieces, 0u);
+  EXPECT_GE(bytes / pieces, 6u * 4096) << pieces << " pieces, " << bytes << " bytes";
+  j->reset();
+  expect_all_records(dir.path(), c, sent);
+}
+
+// A claim larger than what a fresh segment has filled at its start (the
+// rotation it caused, or the first claim of the journal): the writer owns
+// the whole claim before the service can see the segment, so a record that
+// fills its claim is never under the service's zero-fill.
+TEST(FillAhead, a_record_that_fills_a_large_claim_at_the_start_of_a_segment_is_never_zeroed_by_the_service) {
+  TempDir dir;
+  JournalService service(never_pausing_service());
+  ASSERT_TRUE(service.start());
+  JournalConfig c = fill_config(dir.path());
+  c.initial_segment_size = 128 * 1024;
+  c.segment_size = 128 * 1024;  // every segment small: a rotation every few records
+  c.prepare_ahead = 16 * 1024;
+  std::vector<std::string> sent;
+  {
+    auto j = Journal::open(c, &service);
+    ASSERT_TRUE(j) << j.error().message;
+    for (std::uint64_t seq = 1; seq <= 3000; ++seq) {
+      sent.push_back(message_for(seq, seq % 3 == 0 ? 300 : 40 * 1024 + seq % 4096));
+      const std::string& m = sent.back();
+      ASSERT_EQ((*j)->append(seq, static_cast<std::int64_t>(seq), {m.data(), m.size()}), StoreStatus::kOk);
+    }
+    EXPECT_GE((*j)->stats().rotations, 500u);
+  }
+  service.stop();
   expect_all_records(dir.path(), c, sent);
 }
 

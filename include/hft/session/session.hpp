@@ -43,6 +43,7 @@
 #include "hft/codec/parser.hpp"
 #include "hft/codec/types.hpp"
 #include "hft/codec/validator.hpp"
+#include "hft/core/byte_buffer.hpp"
 #include "hft/core/expected.hpp"
 #include "hft/session/application.hpp"
 #include "hft/session/logger.hpp"
@@ -511,8 +512,8 @@ class Session {
   bool ending_for_store_ = false;
   store::StoreStatus store_failure_ = store::StoreStatus::kOk;
 
-  // Buffers, allocated once.
-  std::vector<char> rx_;       // partial message carried between on_bytes calls
+  // Buffers, allocated once; resident only as far as they are written.
+  core::ByteBuffer rx_;  // partial message carried between on_bytes calls
   std::size_t rx_len_ = 0;
   struct OversizeState {
     std::uint64_t size = 0;       // the whole message, trailer included
@@ -522,9 +523,9 @@ class Session {
     char tail[8] = {};            // the last bytes that came: "^10=ddd^" at the end
   };
   OversizeState oversize_;
-  std::vector<char> oversize_head_;  // the first bytes of that message (its header)
-  std::vector<char> tx_;        // resends (not stored)
-  std::vector<char> gap_fill_;  // gap fills (not stored), built while a resend waits in tx_
+  core::ByteBuffer oversize_head_;  // the first bytes of that message (its header)
+  core::ByteBuffer tx_;             // resends (not stored)
+  core::ByteBuffer gap_fill_;       // gap fills (not stored), built while a resend waits in tx_
   std::unique_ptr<Queue> queue_;
   std::unique_ptr<codec::MessageView> view_;         // the message being handled
   std::unique_ptr<codec::MessageView> replay_view_;  // a stored message being resent

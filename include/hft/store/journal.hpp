@@ -425,7 +425,9 @@ class Journal {
   /// Seals the active segment and continues in the next one (the spare,
   /// or one created inline) that holds a claim of `need` bytes.
   bool rotate(bool epoch_start, std::size_t need = 0) noexcept;
-  void activate(detail::Segment* segment, bool epoch_start) noexcept;
+  /// Makes `segment` the one written, its fence (if it has one) past a
+  /// claim of `need` bytes, then publishes it.
+  void activate(detail::Segment* segment, bool epoch_start, std::size_t need = 0) noexcept;
   void write_control(std::uint16_t flags, const void* payload, std::size_t length) noexcept;
   void hand_over(detail::Segment* segment) noexcept;
   void compute_max_payload() noexcept;
@@ -508,6 +510,11 @@ class Journal {
   /// to, or takes the next piece past it itself (under kFillWriter). False:
   /// the service is filling there right now, or the segment is full: rotate.
   bool extend_fence(std::size_t need) noexcept;
+  /// Moves the fence of the active segment past a claim of `need` bytes and
+  /// a piece more, and zero-fills the piece after pos_. Only while the
+  /// service cannot be filling there: under kFillWriter, or before the
+  /// segment is published.
+  void take_piece(std::size_t need, std::size_t physical) noexcept;
   /// The writer's limit below a fill ending at `fill_end`: the seal's room kept.
   [[nodiscard]] std::size_t fence_at(std::size_t fill_end) const noexcept {
     return fill_end > seal_reserve_ ? fill_end - seal_reserve_ : 0;
