@@ -347,6 +347,10 @@ TEST_F(HftBenchLanes, load_lane_reports_its_figures_and_audits_every_session) {
     EXPECT_GT(number(run, "load.messages_per_s"), 0) << id;
     EXPECT_NEAR(number(run, "load.messages_per_s"), run["achieved_rate"].get<double>(), 1.0) << id;
     EXPECT_GT(number(run, "load.ns_per_message"), 0) << id;
+    // Load thread 0's epoll iterations over the phase, and those that found
+    // nothing: at least one iteration per send batch, never more idle than all.
+    EXPECT_GT(number(run, "load.generator_pumps"), 0) << id;
+    EXPECT_LE(number(run, "load.generator_idle_pumps"), number(run, "load.generator_pumps")) << id;
     EXPECT_EQ(number(run, "load.probe_unloaded_count"), 500) << id;
     EXPECT_GT(number(run, "load.probe_unloaded_p50_ns"), 0) << id;
     EXPECT_LE(number(run, "load.probe_unloaded_p50_ns"), number(run, "load.probe_unloaded_p99_ns")) << id;

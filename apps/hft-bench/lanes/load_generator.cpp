@@ -395,8 +395,11 @@ Expected<void> LoadGenerator::pump_once() {
       }
     }
     epoll_event events[64];
+    const bool backlog_empty = backlog_.empty();
     const int ready = ::epoll_wait(epoll_fd_, events, 64, 0);
     if (ready < 0 && errno != EINTR) return Error{std::string("epoll_wait: ") + std::strerror(errno)};
+    ++stats_.pumps;
+    if (ready <= 0 && backlog_empty) ++stats_.idle_pumps;
     for (int k = 0; k < ready; ++k) {
       LoadConn& c = *static_cast<LoadConn*>(events[k].data.ptr);
       if (auto e = receive(c); !e) return e;

@@ -119,6 +119,10 @@ struct PhaseStats {
   std::uint64_t max_in_flight = 0;  ///< most unanswered orders one connection had
   std::uint64_t bytes_sent = 0;      ///< bytes the sockets took (the orders)
   std::uint64_t bytes_received = 0;  ///< bytes read from the sockets (reports)
+  /// epoll pump iterations, and those that found no connection ready and no
+  /// partial send pending: a generator that finds nothing in most of its
+  /// iterations is waiting for the venue, not limiting the rate.
+  std::uint64_t pumps = 0, idle_pumps = 0;
 };
 
 class LoadGenerator {

@@ -197,6 +197,7 @@ struct PhaseOutcome {
   std::uint64_t late = 0;
   std::uint64_t batches = 0;
   std::uint64_t max_in_flight = 0;  ///< most unanswered orders of one session
+  std::uint64_t pumps = 0, idle_pumps = 0;  ///< load thread 0's (PhaseStats)
 };
 
 /// One phase over every load generator: generator 0 on this thread, the
@@ -265,6 +266,8 @@ Expected<PhaseOutcome> run_phase(std::vector<std::unique_ptr<LoadGenerator>>& ge
     out.batches += (*results[k])->batches;
     out.max_in_flight = std::max(out.max_in_flight, (*results[k])->max_in_flight);
   }
+  out.pumps = (*results[0])->pumps;
+  out.idle_pumps = (*results[0])->idle_pumps;
   return out;
 }
 
@@ -585,6 +588,8 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   result.notes.emplace_back("load.load_threads", std::to_string(gens.size()));
   result.notes.emplace_back("load.messages_per_s", fmt("%.0f", msgs));
   result.notes.emplace_back("load.ns_per_message", fmt("%.1f", wall * 1e9 / static_cast<double>(cfg.calls)));
+  result.notes.emplace_back("load.generator_pumps", std::to_string(measured->pumps));
+  result.notes.emplace_back("load.generator_idle_pumps", std::to_string(measured->idle_pumps));
   result.notes.emplace_back("load.target_rate", fmt("%.0f", rate));
   add_probe_figures(result, "unloaded", su);
   add_probe_figures(result, "loaded", sl);
@@ -641,9 +646,17 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
            fmt("%.0f%%", 100 * run / sched_wall_ns) + ", waiting for a CPU " + fmt("%.0f%%", 100 * wait / sched_wall_ns) +
            ", off CPU " + fmt("%.0f%%", 100 * off / sched_wall_ns) + ")";
   };
-  std::snprintf(text, sizeof text, "venue engine thread %s; load thread 0 %s; %llu send batches",
-                where(venue_sched_start, venue_sched_end).c_str(), where(client_sched_start, client_sched_end).c_str(),
-                static_cast<unsigned long long>(measured->batches));
+  // Both threads busy-poll, so on CPU is not busy: load thread 0 also
+  // counts its iterations that found nothing to do.
+  std::snprintf(
+      text, sizeof text,
+      "venue engine thread %s; load thread 0 %s, %.0f%% of its %llu iterations found no report and no "
+      "send pending (waiting for the venue); %llu send batches",
+      where(venue_sched_start, venue_sched_end).c_str(), where(client_sched_start, client_sched_end).c_str(),
+      measured->pumps != 0
+          ? 100.0 * static_cast<double>(measured->idle_pumps) / static_cast<double>(measured->pumps)
+          : 0.0,
+      static_cast<unsigned long long>(measured->pumps), static_cast<unsigned long long>(measured->batches));
   result.notes.emplace_back("cpu", text);
 
   // 9. The criterion, on the last run of the largest N.
