@@ -576,7 +576,7 @@ Expected<void> Journal::recover() {
   pos_ = off;
   slot_low_ = slot_low;
   slot_count_ = count;
-  limit_ = slot_low_ - kSlotSize - seal_reserve_;
+  limit_ = physical_limit();
   fence_ = kNoFence;
   last_ts_ = last_ts;
   compute_max_payload();
@@ -858,7 +858,7 @@ void Journal::take_piece(std::size_t need, std::size_t physical) noexcept {
 
 bool Journal::extend_fence(std::size_t need) noexcept {
   if (fence_ == kNoFence) return false;
-  const std::size_t physical = slot_low_ - kSlotSize - seal_reserve_;
+  const std::size_t physical = physical_limit();
   if (pos_ + need > physical) return false;  // full: rotate
   Segment* s = active_;
   fence_ = fence_at(s->fill_end.load(std::memory_order_acquire));
@@ -933,7 +933,7 @@ StoreStatus Journal::commit(std::uint64_t seq, std::int64_t timestamp_ns, std::s
   }
   const std::size_t rec_off = pos_;
   pos_ = (pos_ + size + align_mask_) & ~align_mask_;
-  limit_ = std::min(slot_low_ - kSlotSize - seal_reserve_, fence_);
+  limit_ = std::min(physical_limit(), fence_);
   last_ts_ = timestamp_ns;
   appends_.add();
   bytes_.add(length);
@@ -976,7 +976,7 @@ void Journal::take_back(std::size_t rec_off, bool indexed, std::uint64_t prev_la
   } else {
     unindexed_.sub(1);
   }
-  limit_ = std::min(slot_low_ - kSlotSize - seal_reserve_, fence_);
+  limit_ = std::min(physical_limit(), fence_);
   appends_.sub(1);
   bytes_.sub(length);
   publish();
@@ -1075,7 +1075,7 @@ void Journal::activate(Segment* segment, bool epoch_start, std::size_t need) noe
   pos_ = kSegmentHeaderSize;
   slot_low_ = segment->size;
   slot_count_ = 0;
-  limit_ = slot_low_ - kSlotSize - seal_reserve_;
+  limit_ = physical_limit();
   fence_ = kNoFence;
   writer_filled_ = 0;
   if (segment->fill_state.load(std::memory_order_acquire) != detail::kFillWriter) {
@@ -1098,7 +1098,7 @@ void Journal::activate(Segment* segment, bool epoch_start, std::size_t need) noe
   // may be writing zeros once the segment is published. Not published yet,
   // so the piece is the writer's without taking kFillWriter.
   if (fence_ != kNoFence && pos_ + need > limit_) {
-    const std::size_t physical = slot_low_ - kSlotSize - seal_reserve_;
+    const std::size_t physical = physical_limit();
     if (pos_ + need <= physical) take_piece(need, physical);
   }
   active_number_.store(segment->number, std::memory_order_release);

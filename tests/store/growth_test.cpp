@@ -604,8 +604,9 @@ TEST(FillAhead, a_journal_that_holds_one_message_has_only_a_few_pages_prepared) 
   EXPECT_GT(first.writer_filled_bytes, 0u);
   EXPECT_LE(first.writer_filled_bytes, 2u * 4096);
   const std::string segment = dir.path() + "/" + test::segment_files(dir.path()).front();
-  // Two pages at its start, two pieces of the writer's, two index pages at
-  // its end: 6 (with a 64 KiB head and an 8-page piece, 28).
+  // Two pages at its start, the writer's first piece past them and two
+  // index pages at its end: at most 6 (a 64 KiB head, an 8-page piece and
+  // 4 index pages would make 28).
   EXPECT_LE(cached_pages(segment), 6u);
   // A journal that is written on fills larger pieces as it goes.
   for (std::uint64_t seq = 2; seq <= 400; ++seq) {

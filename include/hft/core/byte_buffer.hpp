@@ -4,8 +4,8 @@
 // this one's pages become resident only as they are first written. A
 // session's receive and resend buffers are sized for MaxMessageSize (64 KiB
 // each by default) and most sessions never hold more than a few hundred
-// bytes in them: with a thousand sessions the zero-filled vectors alone kept
-// 130 MiB resident (docs/journal.md, "Many sessions").
+// bytes in them: zero-filled, those two alone are 131 KiB resident a
+// session (docs/journal.md, "Many sessions", has what was measured).
 #pragma once
 
 #include <cstddef>
@@ -23,7 +23,6 @@ class ByteBuffer {
   [[nodiscard]] char* data() noexcept { return data_.get(); }
   [[nodiscard]] const char* data() const noexcept { return data_.get(); }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
 
  private:
   std::unique_ptr<char[]> data_;

@@ -515,6 +515,9 @@ class Journal {
   /// service cannot be filling there: under kFillWriter, or before the
   /// segment is published.
   void take_piece(std::size_t need, std::size_t physical) noexcept;
+  /// Where records of the active segment must end: below its lowest slot,
+  /// the next slot and the seal's (and reserve's) room.
+  [[nodiscard]] std::size_t physical_limit() const noexcept { return slot_low_ - kSlotSize - seal_reserve_; }
   /// The writer's limit below a fill ending at `fill_end`: the seal's room kept.
   [[nodiscard]] std::size_t fence_at(std::size_t fill_end) const noexcept {
     return fill_end > seal_reserve_ ? fill_end - seal_reserve_ : 0;
