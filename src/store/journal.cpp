@@ -1440,6 +1440,11 @@ ReplayResult Journal::replay(std::uint64_t begin, std::uint64_t end, std::size_t
 // ---------------------------------------------------------------------------
 // service side
 
+std::int64_t Journal::timer_period_ns() const noexcept {
+  return durability_ == Durability::kFsync ? std::max<std::int64_t>(config_.fsync_interval_ns / 4, 1)
+                                           : std::numeric_limits<std::int64_t>::max();
+}
+
 int Journal::maintain(std::int64_t now) noexcept {
   if (maintaining_.exchange(true, std::memory_order_acquire)) return 0;
   // The spare first: a writer about to rotate waits for nothing else.

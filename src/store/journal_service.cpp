@@ -80,6 +80,8 @@ int JournalService::do_work() noexcept {
   const std::int64_t now = core::monotonic_ns();
   const std::int64_t budget_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(config_.cycle_budget).count();
+  const std::int64_t revisit_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(config_.quiet_revisit).count();
   int work = 0;
   const std::size_t total = block_count_.load(std::memory_order_acquire) * kBlock;
   std::size_t at = total == 0 ? 0 : cursor_ % total;
@@ -96,14 +98,31 @@ int JournalService::do_work() noexcept {
     const std::size_t i = at % kBlock;
     auto& slot = block.journals[i];
     int done = 0;
+    bool maintained = false;
     if (Journal* j = slot.load(std::memory_order_seq_cst); j != nullptr) {
+      if (block.seen[i] != j) {  // attached since the previous visit (a slot is reused)
+        block.seen[i] = j;
+        block.quiet_until[i] = 0;
+      }
       const std::uint64_t position = j->write_position();
-      if (position != block.positions[i]) {
+      const bool written = position != block.positions[i];
+      if (written) {
         writing_pass_ = true;
         writing_ = true;
       }
       block.positions[i] = position;
-      done = j->maintain(now);
+      // A journal not written since its last visit, which then had nothing
+      // to do, has nothing to do before its next timer either: skipped
+      // (one load of its position) until quiet_revisit has passed.
+      // A full maintain() of a quiet journal reads a dozen of its cache
+      // lines: with 2,000 journals a pass took ~0.85 ms, the service's
+      // longest stretch on the engine's core.
+      if (written || now >= block.quiet_until[i]) {
+        done = j->maintain(now);
+        maintained = true;
+        maintained_.fetch_add(1, std::memory_order_relaxed);
+        block.quiet_until[i] = done == 0 && !written ? now + std::min(revisit_ns, j->timer_period_ns()) : 0;
+      }
     }
     work += done;
     if (++at == total) {
@@ -114,7 +133,10 @@ int JournalService::do_work() noexcept {
       writing_pass_ = false;
       passes_.fetch_add(1, std::memory_order_relaxed);
     }
-    if (done > 0 && budget_ns > 0 && core::monotonic_ns() - now >= budget_ns) break;
+    // The budget bounds every cycle, also one that finds little to do: it
+    // is checked after each journal maintained and every 16 skipped.
+    if (budget_ns > 0 && (maintained || (visited & 15) == 15) && core::monotonic_ns() - now >= budget_ns)
+      break;
   }
   current_.store(nullptr, std::memory_order_release);
   cursor_ = at;

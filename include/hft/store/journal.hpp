@@ -335,6 +335,12 @@ class Journal {
     return published_.load(std::memory_order_relaxed);
   }
 
+  /// Service: the shortest period of this journal's own timer (a quarter of
+  /// the fsync interval under Durability::kFsync; INT64_MAX otherwise). A
+  /// journal the service finds quiet is visited again within the smaller of
+  /// this and JournalServiceConfig::quiet_revisit.
+  [[nodiscard]] std::int64_t timer_period_ns() const noexcept;
+
   /// True when a pre-created spare segment is waiting for the next rotation.
   [[nodiscard]] bool spare_ready() const noexcept;
   /// stats().spare_errno alone (a timer asks it of every journal, often).
