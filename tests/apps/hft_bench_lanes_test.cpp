@@ -401,6 +401,39 @@ TEST_F(HftBenchLanes, load_lane_reports_its_figures_and_audits_every_session) {
   EXPECT_NE(last_out_.find("criterion: N=10: max "), std::string::npos) << last_out_;
 }
 
+// With --runs 2 the summary also judges the criterion over the runs: the
+// median of each per-run figure (LAB.md rule 4), every run's figure listed.
+TEST_F(HftBenchLanes, load_lane_judges_its_criterion_over_the_medians_of_several_runs) {
+  const json report = run_passing(
+      "--lanes rx,load --variants rx:busy load:max load:paced --clients 8 --sessions 10 --calls 10000 "
+      "--warmup 500 --probe-calls 500 --segment-size 1MiB --runs 2");
+  ASSERT_TRUE(report.is_object());
+  std::vector<double> rx, max, ratio;
+  for (const json& run : report["runs"]) {
+    if (run["lane"] == "rx") rx.push_back(run["achieved_rate"]);
+    if (run["lane"] == "load" && run["variant"] == "max") max.push_back(run["achieved_rate"]);
+    if (run["lane"] == "load" && run["variant"] == "paced") {
+      ratio.push_back(std::stod(run["notes"]["load.probe_p99_ratio"].get<std::string>()));
+    }
+  }
+  ASSERT_EQ(rx.size(), 2u);
+  ASSERT_EQ(max.size(), 2u);
+  ASSERT_EQ(ratio.size(), 2u);
+  const auto median2 = [](const std::vector<double>& v) { return (v[0] + v[1]) / 2; };
+  const auto at = last_out_.find("criterion over runs (medians of per-run figures): N=10: max ");
+  ASSERT_NE(at, std::string::npos) << last_out_;
+  const std::string line = last_out_.substr(at, last_out_.find('\n', at) - at);
+  char text[64];
+  std::snprintf(text, sizeof text, "max %.0f messages/s (2 runs: ", median2(max));
+  EXPECT_NE(line.find(text), std::string::npos) << line;
+  std::snprintf(text, sizeof text, "rx 8 clients %.0f messages/s (2 runs: ", median2(rx));
+  EXPECT_NE(line.find(text), std::string::npos) << line;
+  std::snprintf(text, sizeof text, "probe p99 loaded/unloaded %.2f (2 runs: ", median2(ratio));
+  EXPECT_NE(line.find(text), std::string::npos) << line;
+  EXPECT_NE(line.find(median2(max) >= median2(rx) ? "): PASS" : "): FAIL"), std::string::npos) << line;
+  EXPECT_NE(line.find(median2(ratio) < 2.0 ? "< 2: PASS" : ">= 2: FAIL"), std::string::npos) << line;
+}
+
 // rx's growing variant runs the same 8 clients with the load lane's journal
 // settings (segments growing from JournalInitialSegmentSize); the load
 // lane's criterion still compares with the full-size run and gives the
