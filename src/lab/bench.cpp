@@ -743,8 +743,12 @@ Expected<Report> run_bench(const BenchConfig& config, const Plan& plan, std::ost
       if (auto e = write_events_csv(config.out_dir / rec.events_file, rec.result.events, tsc.hz()); !e) {
         return e.error();
       }
-      if (!rec.result.series.empty() && rec.result.series.front().unit == Unit::kTscTicks) {
-        rec.attribution = attribute_long_calls(rec.result.series.front(), rec.result.events.events);
+      const Series* attributed = rec.result.series.empty() ? nullptr : &rec.result.series.front();
+      for (const Series& s : rec.result.series) {
+        if (!rec.result.attributed_series.empty() && s.name == rec.result.attributed_series) attributed = &s;
+      }
+      if (attributed != nullptr && attributed->unit == Unit::kTscTicks) {
+        rec.attribution = attribute_long_calls(*attributed, rec.result.events.events);
       }
     }
     rec.result.series.clear();

@@ -396,9 +396,30 @@ TEST_F(HftBenchLanes, load_lane_reports_its_figures_and_audits_every_session) {
       const double rx = report["runs"][0]["achieved_rate"];
       EXPECT_EQ(thr, max_rate >= rx ? "pass" : "fail") << criterion;
       EXPECT_EQ(lat, number(run, "load.probe_p99_ratio") < 2.0 ? "pass" : "fail") << criterion;
+      // The venue traced its events; the probe's loaded round trips carry
+      // their send times and their long ones are attributed to them.
+      ASSERT_TRUE(run.contains("attribution") && run["attribution"].is_object()) << id;
+      EXPECT_EQ(run["attribution"]["series"], "probe_rtt_loaded") << id;
+      EXPECT_TRUE(fs::exists(dir_ / "lab" / run["events"]["file"].get<std::string>())) << id;
+      EXPECT_NE(
+          last_out_.find("N=10 paced: probe_rtt_loaded >= 100 us: " +
+                         std::to_string(run["attribution"]["long_calls"].get<std::uint64_t>()) + " of "),
+          std::string::npos)
+          << last_out_;
     }
   }
+  EXPECT_TRUE(!report["runs"][1].contains("attribution") || report["runs"][1]["attribution"].is_null())
+      << "the max run is not traced";
   EXPECT_NE(last_out_.find("criterion: N=10: max "), std::string::npos) << last_out_;
+  // verify re-reads the probe's series and the events and derives the same attribution.
+  const std::string verify = std::string(HFT_BENCH_EXE) + " verify " + (dir_ / "lab").string() + " >" +
+                             (dir_ / "verify.txt").string() + " 2>&1";
+  EXPECT_EQ(std::system(verify.c_str()), 0);
+  std::ifstream vin(dir_ / "verify.txt");
+  const std::string vtext{std::istreambuf_iterator<char>(vin), std::istreambuf_iterator<char>()};
+  EXPECT_NE(vtext.find("attribution: 1 runs' long calls and overlapping events recomputed"),
+            std::string::npos)
+      << vtext;
 }
 
 // With --runs 2 the summary also judges the criterion over the runs: the

@@ -28,19 +28,6 @@ constexpr std::size_t kClientTraceRecords = std::size_t{1} << 18;
 // Windows with a counter change the OS sampler keeps, at most.
 constexpr std::uint64_t kMaxOsWindows = std::uint64_t{1} << 22;
 
-// `record` as an event of `source`, its stamps made offsets from `origin`.
-RunEvent as_event(const core::TraceRecord& record, std::string thread, const char* source, std::uint64_t origin) {
-  RunEvent e;
-  e.source = source;
-  e.kind = std::string(core::to_string(record.kind));
-  e.thread = std::move(thread);
-  e.begin = static_cast<std::int64_t>(record.begin - origin);
-  e.end = static_cast<std::int64_t>(record.end - origin);
-  e.a = record.a;
-  e.b = record.b;
-  return e;
-}
-
 // Everything after the adapter connected, on the client thread.
 Expected<void> drive(EngineRun& run, const EngineLoop& loop) {
   if (auto e = loop(run); !e) return e;
@@ -191,7 +178,7 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
         if (r.end < run.time_origin) continue;
         auto [it, added] = names.try_emplace(r.tid);
         if (added) it->second = engine::thread_name(r.tid);
-        events.events.push_back(as_event(r, it->second, "client", run.time_origin));
+        events.events.push_back(trace_event(r, it->second, "client", run.time_origin));
       }
     }
     if (os) {
@@ -233,7 +220,7 @@ Expected<RunResult> run_engine_lane(const LaneConfig& config, RunContext& contex
           events.dropped += trace->dropped;
           for (const engine::TraceFileRecord& r : trace->records) {
             if (r.record.end < run.time_origin) continue;
-            events.events.push_back(as_event(r.record, r.thread, "venue", run.time_origin));
+            events.events.push_back(trace_event(r.record, r.thread, "venue", run.time_origin));
           }
         }
       }

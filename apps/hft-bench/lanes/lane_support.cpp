@@ -12,6 +12,19 @@
 
 namespace hft::lab::lanes {
 
+RunEvent trace_event(const core::TraceRecord& record, std::string thread, const char* source,
+                     std::uint64_t origin) {
+  RunEvent e;
+  e.source = source;
+  e.kind = std::string(core::to_string(record.kind));
+  e.thread = std::move(thread);
+  e.begin = static_cast<std::int64_t>(record.begin - origin);
+  e.end = static_cast<std::int64_t>(record.end - origin);
+  e.a = record.a;
+  e.b = record.b;
+  return e;
+}
+
 namespace fs = std::filesystem;
 
 std::string spec_dir() { return apps::default_spec_dir(); }

@@ -27,13 +27,20 @@
 #include <vector>
 
 #include "hft/core/expected.hpp"
+#include "hft/core/trace.hpp"
 #include "hft/lab/child_process.hpp"
+#include "hft/lab/events.hpp"
 #include "hft/lab/journal_audits.hpp"
 #include "hft/lab/lane.hpp"
 #include "hft/lab/proc.hpp"
 #include "hft/lab/reference_order.hpp"
 
 namespace hft::lab::lanes {
+
+/// A record of an engine's event trace (hft/core/trace.hpp) as an event of
+/// `source` ("client", "venue"), its stamps made offsets from `origin` (TSC).
+[[nodiscard]] RunEvent trace_event(const core::TraceRecord& record, std::string thread, const char* source,
+                                   std::uint64_t origin);
 
 /// The order object the tx boundary takes from a preallocated pool and
 /// fills per call (llfix's benchmark sets three fields of a cached order).

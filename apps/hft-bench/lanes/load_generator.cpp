@@ -125,12 +125,18 @@ std::uint64_t LoadGenerator::unmatched(std::uint64_t count) const noexcept {
   return static_cast<std::uint64_t>(std::count(rtt_.begin(), rtt_.begin() + static_cast<std::ptrdiff_t>(count), -1));
 }
 
-Series LoadGenerator::rtt_series(std::string name, std::uint64_t count) {
+Series LoadGenerator::rtt_series(std::string name, std::uint64_t count, std::uint64_t origin) {
   Series s;
   s.name = std::move(name);
   s.unit = Unit::kTscTicks;
   s.ticks_per_second = opt_.hz;
   rtt_.resize(std::min<std::uint64_t>(count, rtt_.size()));
+  if (origin != 0) {
+    s.time.resize(rtt_.size());
+    for (std::size_t k = 0; k < rtt_.size() && k < sent_tsc_.size(); ++k) {
+      s.time[k] = static_cast<std::int64_t>(sent_tsc_[k] - origin);
+    }
+  }
   s.values = std::move(rtt_);
   rtt_.clear();
   sent_tsc_.clear();

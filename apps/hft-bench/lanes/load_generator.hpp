@@ -160,7 +160,9 @@ class LoadGenerator {
   /// Recorded orders whose report never came (-1 left), over the first `count`.
   [[nodiscard]] std::uint64_t unmatched(std::uint64_t count) const noexcept;
   /// The recorded round trips (first `count`), in TSC ticks.
-  [[nodiscard]] Series rtt_series(std::string name, std::uint64_t count);
+  /// `origin` non-zero: each sample also gets its send time, TSC ticks from
+  /// `origin` (Series::time), for the attribution of long round trips.
+  [[nodiscard]] Series rtt_series(std::string name, std::uint64_t count, std::uint64_t origin = 0);
 
   [[nodiscard]] const std::vector<std::unique_ptr<LoadConn>>& conns() const noexcept { return conns_; }
   void close_all() noexcept { conns_.clear(); }

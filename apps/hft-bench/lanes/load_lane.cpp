@@ -55,6 +55,7 @@
 #include "hft/core/clock.hpp"
 #include "hft/core/cpu.hpp"
 #include "hft/core/expected.hpp"
+#include "hft/engine/trace_file.hpp"
 #include "hft/lab/bench.hpp"
 #include "hft/lab/report.hpp"
 #include "hft/lab/stats.hpp"
@@ -335,6 +336,14 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   // The venue of a large N may want more memory than the host has; it is
   // stopped at 75% of what was available rather than meeting the OOM killer.
   if (const std::int64_t avail = mem_available_kib(); avail > 0) spec.max_rss_kib = avail / 4 * 3;
+  // A paced run's venue keeps its event trace (segment creation, pre-faults,
+  // zero fills, rotations, unmaps; hft/core/trace.hpp), so that the probe's
+  // long round trips are lined up with what the venue did meanwhile. Not the
+  // max run's: its memory figures are the lane's headline, and the trace
+  // ring (hft-venue's default, 262,144 records, ~12 MiB touched at start)
+  // would be among them; the paced run's figures include it.
+  const bool traced = cfg.variant == "paced";
+  if (traced) spec.trace_file = (cfg.run_dir / "venue.trace").string();
   const auto t_spawn = std::chrono::steady_clock::now();
   auto started = VenueProcess::start(spec, cfg.run_dir);
   if (!started) {
@@ -514,7 +523,7 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   if (const auto missing = probe.unmatched(probe_loaded); missing != 0) {
     return fail(Error{std::to_string(missing) + " loaded probe orders got no ExecutionReport"});
   }
-  Series loaded = probe.rtt_series("probe_rtt_loaded", probe_loaded);
+  Series loaded = probe.rtt_series("probe_rtt_loaded", probe_loaded, traced ? shared.t_start : 0);
   const ProcessMemory mem = process_memory(venue->pid());
 
   // 7. Log out, stop, disk, audit.
@@ -541,6 +550,23 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
     return;
   }
   result.notes.emplace_back("venue at exit", *stopped);
+  if (traced) {
+    // Written by the venue as it stopped; its stamps are this host's TSC.
+    auto trace = engine::read_trace_file(spec.trace_file);
+    if (!trace) {
+      result.notes.emplace_back("venue trace", "not read: " + trace.error().message);
+    } else {
+      result.events.traced = true;
+      result.events.sources.emplace_back("venue engine and journal service (hft-venue --trace-file)");
+      result.events.dropped = trace->dropped;
+      for (const engine::TraceFileRecord& r : trace->records) {
+        if (r.record.end < shared.t_start) continue;
+        result.events.events.push_back(trace_event(r.record, r.thread, "venue", shared.t_start));
+      }
+      sort_events(result.events.events);
+      result.attributed_series = "probe_rtt_loaded";
+    }
+  }
   if (const std::string journals = venue->log_line_from("journals: "); !journals.empty()) {
     result.notes.emplace_back("venue journals", journals);
   }
@@ -629,7 +655,9 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
                 static_cast<double>(mem.vm_rss_kib) / 1024, static_cast<double>(mem.rss_anon_kib) / 1024,
                 static_cast<double>(mem.rss_file_kib) / 1024, static_cast<double>(mem.rss_shmem_kib) / 1024,
                 static_cast<double>(mem.vm_hwm_kib) / 1024, static_cast<double>(disk) / (1 << 20));
-  result.notes.emplace_back("venue memory and disk", text);
+  result.notes.emplace_back(
+      "venue memory and disk",
+      std::string(text) + (traced ? " (anon includes the venue's event trace ring, ~12 MiB)" : ""));
   std::snprintf(text, sizeof text,
                 "%.3f s from spawn to the first Logon answered (%.3f s to its port file: listening; the port file is "
                 "polled every 5 ms); the %u load sessions connected and logged on in %.3f s",
@@ -856,6 +884,23 @@ std::string criterion_over_runs(const Report& report) {
   return line;
 }
 
+// A paced run's probe round trips at or above the attribution threshold and
+// the venue events that overlapped them, most frequent first.
+std::string attribution_line(const RunRecord& r) {
+  const Attribution& a = *r.attribution;
+  std::vector<std::pair<std::uint64_t, std::string>> kinds;
+  for (const auto& [kind, calls] : a.calls_by_kind) kinds.emplace_back(calls, kind);
+  std::sort(kinds.begin(), kinds.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::string line = "N=" + note_of(r, "load.sessions") + " " + r.config.variant + ": " + a.series +
+                     " >= " + fmt("%.0f", a.threshold_ns / 1e3) + " us: " + std::to_string(a.long_calls) +
+                     " of " + note_of(r, "load.probe_loaded_count") + " round trips; " +
+                     std::to_string(a.long_calls - a.unattributed) + " overlapped venue events (";
+  for (std::size_t k = 0; k < kinds.size(); ++k) {
+    line += (k == 0 ? "" : ", ") + kinds[k].second + " " + std::to_string(kinds[k].first);
+  }
+  return line + "), " + std::to_string(a.unattributed) + " none";
+}
+
 // Lane::print_summary: the load runs' figures (nothing when none finished):
 // per N and variant messages/s, ns/message, probe round trips unloaded and
 // loaded, venue memory, disk and start-up, then the criterion line.
@@ -863,7 +908,7 @@ void print_load_summary(const Report& report, std::ostream& out) {
   std::vector<std::vector<std::string>> cells;
   cells.push_back({"load", "N", "variant", "msgs/s", "ns/msg", "probe p50 us", "p99 us", "loaded p50 us", "p99 us",
                    "p99 ratio", "VmRSS MiB", "RssFile MiB", "RssShmem MiB", "disk MiB", "start-up s", "stop s"});
-  std::vector<std::string> criteria;
+  std::vector<std::string> criteria, attributions;
   const auto us = [](const std::string& ns) { return ns.empty() ? std::string("-") : fmt("%.1f", std::atof(ns.c_str()) / 1e3); };
   const auto mib = [](const std::string& v, double per) {
     return v.empty() ? std::string("-") : fmt("%.1f", std::atof(v.c_str()) / per);
@@ -886,6 +931,7 @@ void print_load_summary(const Report& report, std::ostream& out) {
                      mib(note_of(r, "load.venue_disk_bytes"), 1024.0 * 1024.0), note_of(r, "load.venue_startup_s"),
                      note_of(r, "load.venue_stop_s")});
     if (const std::string c = note_of(r, "criterion"); !c.empty()) criteria.push_back(c);
+    if (r.attribution) attributions.push_back(attribution_line(r));
   }
   if (cells.size() == 1) return;
   std::vector<std::size_t> width(cells.front().size(), 0);
@@ -898,6 +944,7 @@ void print_load_summary(const Report& report, std::ostream& out) {
       out << (k == 0 || k == 2 ? row[k] + pad : pad + row[k]) << (k + 1 < row.size() ? "  " : "\n");
     }
   }
+  for (const std::string& a : attributions) out << a << "\n";
   for (const std::string& c : criteria) out << "criterion: " << c << "\n";
   if (const std::string over = criterion_over_runs(report); !over.empty()) out << over << "\n";
 }

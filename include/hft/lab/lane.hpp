@@ -127,6 +127,9 @@ struct RunResult {
   /// Events in the clock of the series (offsets from their time origin),
   /// for the attribution of the primary series' long calls (events.hpp).
   RunEvents events;
+  /// The series whose long calls are attributed, by name; empty: the
+  /// primary one.
+  std::string attributed_series;
 };
 
 class Pacer;
