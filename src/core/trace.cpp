@@ -18,7 +18,7 @@ struct KindName {
   std::string_view name;
 };
 
-constexpr std::array<KindName, 14> kKindNames{{
+constexpr std::array<KindName, 15> kKindNames{{
     {TraceKind::kSegmentCreate, "segment_create"},
     {TraceKind::kZeroFill, "zero_fill"},
     {TraceKind::kPrefault, "prefault"},
@@ -33,6 +33,7 @@ constexpr std::array<KindName, 14> kKindNames{{
     {TraceKind::kReconnect, "reconnect"},
     {TraceKind::kResendRequested, "resend_requested"},
     {TraceKind::kResendServed, "resend_served"},
+    {TraceKind::kTimers, "timers"},
 }};
 
 }  // namespace

@@ -13,11 +13,12 @@
 #include <map>
 #include <optional>
 
+#include "engine/admin.hpp"
 #include "hft/codec/parser.hpp"
 #include "hft/core/clock.hpp"
 #include "hft/core/cpu.hpp"
 #include "hft/core/idle.hpp"
-#include "engine/admin.hpp"
+#include "hft/core/trace.hpp"
 #include "hft/engine/async_logger.hpp"
 #include "hft/engine/event_log.hpp"
 #include "hft/engine/log.hpp"
@@ -488,6 +489,12 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
   }
 
   void on_tick(std::int64_t) noexcept override {
+    const std::uint64_t t_trace = core::trace::begin();
+    on_tick_traced();
+    core::trace::end(core::TraceKind::kTimers, t_trace, engine_.slots_.size(), 0);
+  }
+
+  void on_tick_traced() noexcept {
     const auto now = Engine::now();
     // By index: a callback may add a session (slots_ grows).
     for (std::size_t i = 0; i < engine_.slots_.size(); ++i) {

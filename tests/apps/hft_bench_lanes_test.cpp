@@ -401,6 +401,8 @@ TEST_F(HftBenchLanes, load_lane_reports_its_figures_and_audits_every_session) {
       ASSERT_TRUE(run.contains("attribution") && run["attribution"].is_object()) << id;
       EXPECT_EQ(run["attribution"]["series"], "probe_rtt_loaded") << id;
       EXPECT_TRUE(fs::exists(dir_ / "lab" / run["events"]["file"].get<std::string>())) << id;
+      // The engine's timer passes are among them (every TimerIntervalMs, 100 ms, until the venue stops).
+      EXPECT_TRUE(run["events"]["by_kind"].contains("venue:timers")) << run["events"].dump();
       EXPECT_NE(
           last_out_.find("N=10 paced: probe_rtt_loaded >= 100 us: " +
                          std::to_string(run["attribution"]["long_calls"].get<std::uint64_t>()) + " of "),

@@ -117,7 +117,7 @@ TEST_F(Trace, emitting_allocates_nothing) {
 }
 
 TEST_F(Trace, kind_names_round_trip) {
-  for (std::uint16_t v = 1; v <= 14; ++v) {
+  for (std::uint16_t v = 1; v <= 15; ++v) {
     const auto kind = static_cast<TraceKind>(v);
     TraceKind back{};
     ASSERT_TRUE(parse_trace_kind(to_string(kind), back)) << v;
