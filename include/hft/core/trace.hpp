@@ -48,7 +48,7 @@ enum class TraceKind : std::uint16_t {
   kReconnect = 12,        ///< transport: an initiator's connect attempt (point; a: attempt)
   kResendRequested = 13,  ///< session: ResendRequest sent for a gap (point; a: begin, b: end)
   kResendServed = 14,     ///< session: a ResendRequest answered (a: begin, b: end)
-  kTimers = 15,           ///< engine: its timer pass over every session (a: sessions)
+  kTimers = 15,  ///< engine: a slice of its timer round over the sessions (a: sessions, b: first index)
 };
 
 /// A short stable name: "segment_create", "zero_fill", ...; "unknown" otherwise.
