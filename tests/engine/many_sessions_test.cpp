@@ -66,6 +66,16 @@ std::set<std::string> entries(const fs::path& dir) {
   return names;
 }
 
+// Polls both engines until every session of `client` is logged on (60 s at most).
+bool log_on_all(Engine& venue, Engine& client) {
+  auto all_on = [&] {
+    for (std::size_t i = 0; i < client.session_count(); ++i)
+      if (!client.session(i).is_logged_on()) return false;
+    return true;
+  };
+  return test::poll_until(venue, client, all_on, 60'000'000'000);
+}
+
 TEST(ManySessions, sessions_journal_nothing_until_they_log_on_and_all_can_be_connected_at_once) {
   hft::test::TempDir dir;
   const fs::path venue_store = fs::path(dir.path()) / "venue";
@@ -82,12 +92,7 @@ TEST(ManySessions, sessions_journal_nothing_until_they_log_on_and_all_can_be_con
   // 2 x (150 + 80) journals for the two engines' services.
   auto client = hft::test::make_engine(initiator_config(client_store, 80, venue->listen_port()), client_app);
   ASSERT_TRUE(client);
-  auto all_on = [&] {
-    for (std::size_t i = 0; i < client->session_count(); ++i)
-      if (!client->session(i).is_logged_on()) return false;
-    return true;
-  };
-  ASSERT_TRUE(test::poll_until(*venue, *client, all_on, 60'000'000'000));
+  ASSERT_TRUE(log_on_all(*venue, *client));
   EXPECT_EQ(venue->stats().max_connections_refused, 0u);
   std::size_t venue_on = 0;
   for (std::size_t i = 0; i < venue->session_count(); ++i) venue_on += venue->session(i).is_logged_on() ? 1 : 0;
@@ -119,12 +124,7 @@ TEST(ManySessions, the_timer_round_serves_every_session_a_slice_at_a_time) {
   client_cfg.replace(client_cfg.find("HeartBtInt=30"), 13, "HeartBtInt=1");
   auto client = hft::test::make_engine(client_cfg, client_app);
   ASSERT_TRUE(client);
-  auto all_on = [&] {
-    for (std::size_t i = 0; i < client->session_count(); ++i)
-      if (!client->session(i).is_logged_on()) return false;
-    return true;
-  };
-  ASSERT_TRUE(test::poll_until(*venue, *client, all_on, 60'000'000'000));
+  ASSERT_TRUE(log_on_all(*venue, *client));
   ASSERT_TRUE(core::trace::enable(1 << 16));
   std::vector<std::uint64_t> start(client->session_count());
   for (std::size_t i = 0; i < start.size(); ++i) start[i] = client->session(i).next_target_seq();
