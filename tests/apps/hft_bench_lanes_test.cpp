@@ -403,6 +403,16 @@ TEST_F(HftBenchLanes, load_lane_reports_its_figures_and_audits_every_session) {
       EXPECT_TRUE(fs::exists(dir_ / "lab" / run["events"]["file"].get<std::string>())) << id;
       // The engine's timer passes are among them (every TimerIntervalMs, 100 ms, until the venue stops).
       EXPECT_TRUE(run["events"]["by_kind"].contains("venue:timers")) << run["events"].dump();
+      // The journal service's records are its own source; the engine thread's are the venue's.
+      auto events = hft::lab::read_events_csv(dir_ / "lab" / run["events"]["file"].get<std::string>());
+      ASSERT_TRUE(events) << events.error().message;
+      std::size_t service = 0;
+      for (const hft::lab::RunEvent& e : events->events) {
+        const bool journal_thread = e.thread.rfind("hft-journal", 0) == 0;
+        service += journal_thread ? 1 : 0;
+        EXPECT_EQ(e.source, journal_thread ? "venue-journal" : "venue") << e.thread << " " << e.kind;
+      }
+      EXPECT_GT(service, 0u) << "the service prepared segments during the run";
       EXPECT_NE(
           last_out_.find("N=10 paced: probe_rtt_loaded >= 100 us: " +
                          std::to_string(run["attribution"]["long_calls"].get<std::uint64_t>()) + " of "),

@@ -15,7 +15,10 @@ namespace hft::lab::lanes {
 RunEvent trace_event(const core::TraceRecord& record, std::string thread, const char* source,
                      std::uint64_t origin) {
   RunEvent e;
-  e.source = source;
+  // The journal service's own thread apart from the session's: on a shared
+  // core its slices and the writer's own journal work delay a call alike,
+  // and the attribution says which.
+  e.source = thread.rfind("hft-journal", 0) == 0 ? std::string(source) + "-journal" : std::string(source);
   e.kind = std::string(core::to_string(record.kind));
   e.thread = std::move(thread);
   e.begin = static_cast<std::int64_t>(record.begin - origin);

@@ -38,7 +38,9 @@
 namespace hft::lab::lanes {
 
 /// A record of an engine's event trace (hft/core/trace.hpp) as an event of
-/// `source` ("client", "venue"), its stamps made offsets from `origin` (TSC).
+/// `source` ("client", "venue"; "client-journal", "venue-journal" for a
+/// record of that process's journal service thread), its stamps made
+/// offsets from `origin` (TSC).
 [[nodiscard]] RunEvent trace_event(const core::TraceRecord& record, std::string thread, const char* source,
                                    std::uint64_t origin);
 

@@ -3,7 +3,8 @@
 //
 // A run may carry events in the clock of its series (TSC ticks, offsets
 // from the series' time origin): the engine's own (source "client": the
-// timed process; "venue": hft-venue; kinds of hft/core/trace.hpp such as
+// timed process; "venue": hft-venue; "client-journal" and "venue-journal":
+// their journal service threads; kinds of hft/core/trace.hpp such as
 // "rotate", "prefault", "unmap", "partial_send") and the operating
 // system's, sampled from the timed thread's own counters after every call
 // (source "os": "involuntary_switches", "voluntary_switches",
@@ -35,7 +36,7 @@ namespace hft::lab {
 
 /// One event, in the clock of the run's series.
 struct RunEvent {
-  std::string source;      ///< "client", "venue" or "os"
+  std::string source;      ///< "client", "venue", "client-journal", "venue-journal" or "os"
   std::string kind;        ///< see the file comment
   std::string thread;      ///< name of the thread it happened on ("" unknown)
   std::int64_t begin = 0;  ///< offset from the series' time origin (ticks; negative: before it)
