@@ -192,7 +192,7 @@ void Connection::open(int fd, const ConnectionBuffers& buffers, bool quickack, O
   // from its start again whenever it drains, so only a backlog reaches
   // further (those pages fault once, then stay). Touching all of them made
   // every connection of an engine with 1,000 sessions hold 5 MiB; 64 KiB
-  // of each, 128 MiB for 1,000 connections that each hold one message at a
+  // of each, 125 MiB for 1,000 connections that each hold one message at a
   // time. Four pages hold a burst of 65 orders of the lab's 240 bytes.
   constexpr std::size_t kPretouch = 16 * 1024;
   const std::size_t receive_size = buffers.receive_size > 0 ? buffers.receive_size : 1;

@@ -111,7 +111,7 @@ TEST(ManySessions, sessions_journal_nothing_until_they_log_on_and_all_can_be_con
 
 // An engine's timer round (heartbeats, test requests, timeouts, logon
 // windows) goes over its sessions 64 at a time, the rest at the next polls:
-// over 1,000 sessions in one go it held the engine thread ~250 us every
+// over 1,000 sessions in one go it held the engine thread ~240 us every
 // TimerIntervalMs. Every session still gets its timers each interval.
 TEST(ManySessions, the_timer_round_serves_every_session_a_slice_at_a_time) {
   hft::test::TempDir dir;

@@ -388,9 +388,6 @@ TEST(JournalServiceScale,
   test::append_range(**b, 1, 10);
   cycles = 0;
   while (again.do_work() != 0 && cycles < 100'000) ++cycles;
-  const std::uint64_t before = again.maintained();
-  (void)again.do_work();
-  EXPECT_LE(again.maintained(), before + 2);
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   const std::uint64_t due = again.maintained();
   (void)again.do_work();
