@@ -226,8 +226,19 @@ int main(int argc, char** argv) {
   // (the lab's load lane reads it).
   hft::store::JournalStats journals{};
   std::size_t journal_count = 0;
-  for (std::size_t i = 0; i < (*engine)->session_count(); ++i) {
-    const hft::store::StoreStats st = (*engine)->session(i).store_stats();
+  // A shared journal (JournalLayout=shared) counts its segments once; its
+  // sessions count their own records.
+  const std::vector<hft::store::JournalStats> shared = (*engine)->shared_journal_stats();
+  std::vector<hft::store::StoreStats> stats;
+  for (std::size_t i = 0; i < (*engine)->session_count(); ++i)
+    stats.push_back((*engine)->session(i).store_stats());
+  for (const hft::store::JournalStats& j : shared) {
+    hft::store::StoreStats st;
+    st.outbound = j;
+    st.outbound.appends = 0;
+    stats.push_back(st);
+  }
+  for (const hft::store::StoreStats& st : stats) {
     for (const hft::store::JournalStats* j : {&st.outbound, &st.inbound}) {
       if (j->appends == 0 && j->rotations == 0 && j->segments_created == 0) continue;
       ++journal_count;

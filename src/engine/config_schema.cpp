@@ -338,6 +338,15 @@ constexpr std::array kSchema = {
                            "JournalSegmentSize: full-size segments from the start, the first one and its spare "
                            "created and pre-faulted at start-up (the latency setting for a few busy sessions).",
             .min = 16 * kKiB, .max = 64 * kGiB},
+    KeySpec{.name = "JournalLayout", .type = T::kEnum, .default_value = "session",
+            .description = "`session`: each session journals into its own journals (FileStorePath/<session>/"
+                           "outbound and inbound). `shared`: the sessions of one FileStorePath journal into one "
+                           "journal, FileStorePath/shared-journal, each session's records tagged with its stream "
+                           "(docs/shared_journal.md); the session directories hold only seqnums.dat. One writer "
+                           "and one set of segments for every session: the journal service's work, the files and "
+                           "the page cache follow the bytes journaled, not the session count. Its Journal* "
+                           "settings must be the same for every session of the FileStorePath.",
+            .choices = "session|shared", .scope = kEngine},
     KeySpec{.name = "JournalPrealloc", .type = T::kBool, .default_value = "Y",
             .description = "N: nothing is prepared ahead of the writer, as in an engine without preallocation (a "
                            "lab control, hft-bench --prealloc off): each rotation creates the next segment on the "

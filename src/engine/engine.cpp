@@ -26,6 +26,7 @@
 #include "hft/engine/session_config.hpp"
 #include "hft/store/journal_service.hpp"
 #include "hft/store/message_store.hpp"
+#include "hft/store/shared_journal.hpp"
 #include "hft/transport/connection.hpp"
 #include "hft/transport/connector.hpp"
 #include "hft/transport/listener.hpp"
@@ -143,9 +144,10 @@ bool directory_exists(const std::string& path) {
 // A session store directory this start created: what JournalStore::open
 // puts in a new store (its sequence-number file, the journals' directories
 // and any segment a journal created), nothing else; a directory that holds
-// more is left.
+// more is left. A shared journal's directory this start created: its
+// segments.
 void remove_new_store(const std::string& dir) {
-  for (const char* journal : {"/outbound", "/inbound"}) {
+  for (const char* journal : {"/outbound", "/inbound", ""}) {
     const std::string jdir = dir + journal;
     if (DIR* d = ::opendir(jdir.c_str())) {
       std::vector<std::string> names;
@@ -156,7 +158,7 @@ void remove_new_store(const std::string& dir) {
       ::closedir(d);
       for (const std::string& name : names) ::unlink((jdir + "/" + name).c_str());
     }
-    ::rmdir(jdir.c_str());
+    if (*journal != 0) ::rmdir(jdir.c_str());
   }
   ::unlink((dir + "/seqnums.dat").c_str());
   ::rmdir(dir.c_str());
@@ -169,7 +171,8 @@ void remove_new_store(const std::string& dir) {
 struct Engine::Slot final : session::Output {
   Engine* engine = nullptr;
   std::unique_ptr<store::MessageStore> store;
-  store::JournalStore* journal = nullptr;  // the store, when persistent
+  store::JournalStore* journal = nullptr;  // the store, when persistent with its own journals
+  store::SharedStore* shared = nullptr;    // the store, when persistent in a shared journal (JournalLayout)
   int spare_errno[2] = {0, 0};             // outbound, inbound: last reported spare failure
   std::unique_ptr<session::Session> session;
   transport::Connection* connection = nullptr;
@@ -218,8 +221,14 @@ struct Engine::Slot final : session::Output {
   // said once when it starts and once when it is over, from the timer, not
   // per message. The service keeps retrying on its own.
   void report_spares() noexcept {
-    if (journal == nullptr) return;
-    store::Journal* journals[2] = {&journal->outbound(), journal->inbound()};
+    if (journal == nullptr && shared == nullptr) return;
+    store::Journal* journals[2] = {nullptr, nullptr};
+    if (journal != nullptr) {
+      journals[0] = &journal->outbound();
+      journals[1] = journal->inbound();
+    } else {
+      journals[0] = &shared->shared().journal();  // said for each of its sessions, once per change
+    }
     for (int i = 0; i < 2; ++i) {
       if (journals[i] == nullptr) continue;
       const int err = journals[i]->spare_errno();
@@ -874,9 +883,90 @@ Expected<Engine::Slot*> Engine::open_session_now(const Section& section) {
   std::vector<std::string> made;
   auto opened = open_session(section, made);
   if (!opened) {
-    for (auto it = made.rbegin(); it != made.rend(); ++it) remove_new_store(*it);
+    for (auto it = made.rbegin(); it != made.rend(); ++it) {
+      // A shared journal this session opened stays open for the others.
+      bool open_journal = false;
+      for (const auto& [root, journal] : shared_journals_)
+        open_journal = open_journal || journal->journal().config().directory == *it;
+      if (!open_journal) remove_new_store(*it);
+    }
   }
   return opened;
+}
+
+namespace {
+
+// The settings a shared journal takes from its first session, which every
+// other session of its FileStorePath must repeat (none of them can differ
+// per session in one journal).
+std::string journal_settings_differ(const store::JournalConfig& a, const store::JournalConfig& b) {
+  if (a.segment_size != b.segment_size) return "JournalSegmentSize";
+  if (a.initial_segment_size != b.initial_segment_size) return "JournalInitialSegmentSize";
+  if (a.preallocate != b.preallocate) return "JournalPrealloc";
+  if (a.evict_finished != b.evict_finished) return "JournalEvictFinished";
+  if (a.evict_written != b.evict_written) return "JournalEvictWritten";
+  if (a.large_folios != b.large_folios) return "JournalLargeFolios";
+  if (a.durability != b.durability) return "JournalDurability";
+  if (a.fsync_interval_ns != b.fsync_interval_ns) return "JournalFsyncIntervalMs";
+  if (a.retain_segments != b.retain_segments) return "JournalRetainSegments";
+  return {};
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<store::SharedStore>> Engine::open_shared_store(const Section& section,
+                                                                        const SessionSetup& setup,
+                                                                        std::vector<std::string>& new_stores,
+                                                                        std::int64_t now_ns) {
+  const std::string& root = setup.store.root;
+  auto it = shared_journals_.find(root);
+  if (it == shared_journals_.end()) {
+    store::SharedJournalConfig c;
+    c.journal = setup.store.journal;
+    c.journal.directory = root + "/shared-journal";
+    const bool existed = directory_exists(c.journal.directory);
+    auto opened = store::SharedJournal::open(c, journal_service_.get());
+    if (!existed && directory_exists(c.journal.directory)) new_stores.push_back(c.journal.directory);
+    if (!opened) return Error{section.where("FileStorePath") + ": FileStorePath: " + opened.error().message};
+    // What the open repaired, and records its scan could not read: said
+    // once, at WARN, before any session starts.
+    if (log_ != nullptr && log_->enabled(session::LogLevel::kWarn)) {
+      const session::SessionID id = setup.settings.id();
+      for (const std::string& line : (*opened)->recovery().repairs)
+        log_->log(session::LogLevel::kWarn, id, "shared journal repaired: " + line);
+      for (const std::string& line : (*opened)->recovery().notes)
+        log_->log(session::LogLevel::kWarn, id, "shared journal: " + line);
+      for (const std::string& line : (*opened)->warnings()) log_->log(session::LogLevel::kWarn, id, line);
+    }
+    it = shared_journals_.emplace(root, std::move(*opened)).first;
+  } else if (const std::string key =
+                 journal_settings_differ(it->second->journal().config(), setup.store.journal);
+             !key.empty()) {
+    return Error{section.where(key) + ": " + key + ": differs from the other sessions of FileStorePath " +
+                 root + ", which share one journal (JournalLayout=shared)"};
+  }
+  store::SharedJournal::StoreConfig sc;
+  sc.directory = setup.store.directory;
+  sc.name = setup.store.directory.substr(setup.store.directory.rfind('/') + 1);
+  sc.session_identity = store::session_identity(setup.settings.id().to_string());
+  sc.journal_inbound = true;
+  // As for JournalStore: a new sequence-number file is not fsync'd.
+  sc.sync_new_files = false;
+  const bool existed = directory_exists(sc.directory);
+  auto opened = it->second->open_store(sc, now_ns);
+  if (!existed && (opened || directory_exists(sc.directory))) new_stores.push_back(sc.directory);
+  if (!opened) return Error{section.where("FileStorePath") + ": FileStorePath: " + opened.error().message};
+  if (log_ != nullptr && log_->enabled(session::LogLevel::kWarn)) {
+    for (const std::string& line : (*opened)->recovery().warnings)
+      log_->log(session::LogLevel::kWarn, setup.settings.id(), line);
+  }
+  return opened;
+}
+
+std::vector<store::JournalStats> Engine::shared_journal_stats() const {
+  std::vector<store::JournalStats> out;
+  for (const auto& [root, journal] : shared_journals_) out.push_back(journal->journal().stats());
+  return out;
 }
 
 Expected<Engine::Slot*> Engine::open_session(const Section& section, std::vector<std::string>& new_stores) {
@@ -900,26 +990,35 @@ Expected<Engine::Slot*> Engine::open_session(const Section& section, std::vector
         return Error{journal_cpu_where_ + ": " + started.error().message};
       }
     }
-    store::JournalStoreConfig jc;
-    jc.directory = setup->store.directory;
-    jc.journal = setup->store.journal;
-    // A new store's sequence-number file is not fsync'd (1-2 ms each: a
-    // second for 1,000 sessions): if a power loss leaves it empty, open
-    // treats it as missing (docs/journal.md).
-    jc.sync_new_files = false;
-    const session::SessionID id = setup->settings.id();
-    jc.session_identity = store::session_identity(id.to_string());
-    const bool existed = directory_exists(jc.directory);
-    auto opened = store::JournalStore::open(jc, journal_service_.get(), now.utc_ns);
-    if (!existed && (opened || directory_exists(jc.directory))) new_stores.push_back(jc.directory);
-    if (!opened) return Error{section.where("FileStorePath") + ": FileStorePath: " + opened.error().message};
-    // Whatever open() repaired or recovered is said once, at WARN, before
-    // the session starts (docs/journal.md, "Recovery").
-    if (log_ != nullptr && log_->enabled(session::LogLevel::kWarn)) {
-      for (const std::string& line : (*opened)->recovery().warnings) log_->log(session::LogLevel::kWarn, id, line);
+    if (setup->store.shared) {
+      auto opened = open_shared_store(section, *setup, new_stores, now.utc_ns);
+      if (!opened) return opened.error();
+      slot->shared = opened->get();
+      message_store = std::move(*opened);
+    } else {
+      store::JournalStoreConfig jc;
+      jc.directory = setup->store.directory;
+      jc.journal = setup->store.journal;
+      // A new store's sequence-number file is not fsync'd (1-2 ms each: a
+      // second for 1,000 sessions): if a power loss leaves it empty, open
+      // treats it as missing (docs/journal.md).
+      jc.sync_new_files = false;
+      const session::SessionID id = setup->settings.id();
+      jc.session_identity = store::session_identity(id.to_string());
+      const bool existed = directory_exists(jc.directory);
+      auto opened = store::JournalStore::open(jc, journal_service_.get(), now.utc_ns);
+      if (!existed && (opened || directory_exists(jc.directory))) new_stores.push_back(jc.directory);
+      if (!opened)
+        return Error{section.where("FileStorePath") + ": FileStorePath: " + opened.error().message};
+      // Whatever open() repaired or recovered is said once, at WARN, before
+      // the session starts (docs/journal.md, "Recovery").
+      if (log_ != nullptr && log_->enabled(session::LogLevel::kWarn)) {
+        for (const std::string& line : (*opened)->recovery().warnings)
+          log_->log(session::LogLevel::kWarn, id, line);
+      }
+      slot->journal = opened->get();
+      message_store = std::move(*opened);
     }
-    slot->journal = opened->get();
-    message_store = std::move(*opened);
   } else {
     // Without FileStorePath the last 1024 messages are kept in memory for
     // resends, packed in a ring of 1 MiB (allocated once, written as used:
@@ -1298,6 +1397,18 @@ void Engine::serve_admin() noexcept {
     out.counters = s.counters();
     out.outbound = {};
     out.inbound = {};
+    if (slot.shared != nullptr) {
+      // The session's own records and bytes; the segments are the shared journal's.
+      const store::JournalStats own = slot.shared->stats().outbound;
+      const store::JournalStats js = slot.shared->shared().journal().stats();
+      out.outbound = admin::JournalSnapshot{.present = true,
+                                            .appends = own.appends,
+                                            .bytes = own.bytes,
+                                            .rotations = js.rotations,
+                                            .spare_misses = js.spare_misses,
+                                            .active_segment = js.active_segment,
+                                            .spare_errno = js.spare_errno};
+    }
     if (slot.journal != nullptr) {
       store::Journal* journals[2] = {&slot.journal->outbound(), slot.journal->inbound()};
       admin::JournalSnapshot* into[2] = {&out.outbound, &out.inbound};

@@ -334,7 +334,11 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
     std::string root;
     HFT_GET(root, s.get_string("FileStorePath"));
     out.store.persistent = true;
+    out.store.root = root;
     out.store.directory = root + "/" + session_directory_name(st.id());
+    std::string layout;
+    HFT_GET(layout, s.get_string("JournalLayout"));
+    out.store.shared = layout == "shared";
     HFT_GET(size, s.get_size("JournalSegmentSize"));
     out.store.journal.segment_size = size;
     std::uint64_t initial = 0;
@@ -358,17 +362,20 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
     // for one busy session, every 100 ms for each of thousands of journals.
     // Nor is a spare zero-filled and pre-faulted whole: 64 KiB at its start,
     // then the re-warm's window ahead of the writer (JournalConfig::prepare_ahead).
-    if (growing) {
+    // A shared journal is one writer whatever the session count: its spares
+    // are prepared whole and its re-warm window is the single session's.
+    if (growing && !out.store.shared) {
       out.store.journal.rewarm_window = std::size_t{64} << 10;
       out.store.journal.prepare_ahead = std::size_t{64} << 10;
     }
+    if (out.store.shared) out.store.journal.defer_first_segment = false;
     bool prealloc = true;
     HFT_GET(prealloc, s.get_bool("JournalPrealloc"));
     out.store.journal.preallocate = prealloc;
     bool evict = true;
     HFT_GET(evict, s.get_bool("JournalEvictFinished"));
     out.store.journal.evict_finished = evict;
-    bool evict_written = growing;
+    bool evict_written = growing && !out.store.shared;
     if (s.has("JournalEvictWritten")) HFT_GET(evict_written, s.get_bool("JournalEvictWritten"));
     out.store.journal.evict_written = evict_written;
     std::string durability;

@@ -43,11 +43,15 @@ namespace hft::session {
 struct RouteKey;
 }
 namespace hft::store {
+struct JournalStats;
 class JournalService;
-}
+class SharedJournal;
+class SharedStore;
+}  // namespace hft::store
 
 namespace hft::engine {
 
+struct SessionSetup;
 class DictionaryCache;
 class EventLog;
 namespace admin {
@@ -181,6 +185,10 @@ class Engine {
   /// (transport::Reactor::buffer_bytes): bounded by the slot count, not by
   /// traffic. Readable from any thread while the engine runs.
   [[nodiscard]] std::uint64_t connection_buffer_bytes() const noexcept;
+  /// Counters of each shared journal (JournalLayout=shared), one per
+  /// FileStorePath: its segments, spares and service work, which no
+  /// session's store_stats() counts. Empty with per-session journals.
+  [[nodiscard]] std::vector<store::JournalStats> shared_journal_stats() const;
   /// Port a listener is bound to (useful with SocketAcceptPort=0), or 0.
   [[nodiscard]] int listen_port(std::size_t listener_index = 0) const noexcept;
   /// Port the admin endpoint (HttpAcceptPort, docs/admin.md) is bound to, or
@@ -203,6 +211,12 @@ class Engine {
   Expected<Slot*> open_session(const Section& section, std::vector<std::string>& new_stores);
   /// open_session() at run time: what it created is removed if it fails.
   Expected<Slot*> open_session_now(const Section& section);
+  /// The session's store in the shared journal of its FileStorePath
+  /// (JournalLayout=shared), opening that journal with the first session.
+  Expected<std::unique_ptr<store::SharedStore>> open_shared_store(const Section& section,
+                                                                  const SessionSetup& setup,
+                                                                  std::vector<std::string>& new_stores,
+                                                                  std::int64_t now_ns);
   Expected<transport::Listener*> listener_for(const Section& section);
   // The TLS context of a session with SocketUseSSL=Y (null: plain TCP).
   Expected<std::shared_ptr<const transport::TlsContext>> tls_context_for(const Section& section);
@@ -232,6 +246,9 @@ class Engine {
   std::unique_ptr<EventLog> log_owner_;
   std::unique_ptr<transport::Reactor> reactor_;
   std::unique_ptr<store::JournalService> journal_service_;
+  // FileStorePath -> its shared journal (JournalLayout=shared): destroyed
+  // after the sessions' stores, before the service.
+  std::map<std::string, std::unique_ptr<store::SharedJournal>> shared_journals_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::unique_ptr<Handler> handler_;
   std::vector<std::unique_ptr<Template>> templates_;

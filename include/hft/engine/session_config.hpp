@@ -38,6 +38,12 @@ class DictionaryCache {
 struct StoreSetup {
   bool persistent = false;          ///< FileStorePath set and PersistMessages=Y
   std::string directory;            ///< FileStorePath/<session id>
+  std::string root;                 ///< FileStorePath
+  /// JournalLayout=shared: the session's messages go to the journal its
+  /// engine shares between the sessions of one FileStorePath
+  /// (FileStorePath/shared-journal, docs/shared_journal.md), its directory
+  /// holds only seqnums.dat. `journal` is then that journal's settings.
+  bool shared = false;
   store::JournalConfig journal;     ///< JournalSegmentSize, JournalDurability, ...
 };
 
