@@ -4,8 +4,11 @@
 //   hft-journal stats DIR [--json]                             what is in the journal
 //   hft-journal audit DIR [--dictionary F] [--json] ...        is every record sound
 //
-// DIR is a journal (a directory of NNNNNNNN.seg segments) or a session store
-// directory (outbound/, inbound/, seqnums.dat).
+// DIR is a journal (a directory of NNNNNNNN.seg segments), a session store
+// directory (outbound/, inbound/, seqnums.dat), or the directory of a session
+// of a shared journal (seqnums.dat only; its messages are its stream's in
+// ../shared-journal). A shared journal given itself is read whole: dump
+// shows each record's stream, audit checks records and stream headers only.
 //
 // Exit codes: 0 success; 1 the audit failed, or dump/stats met corrupt
 // records (they print what they could read); 2 usage error or unreadable
@@ -24,6 +27,7 @@
 #include "hft/audit/journal_audit.hpp"
 #include "hft/codec/printer.hpp"
 #include "hft/store/format.hpp"
+#include "hft/store/shared_journal.hpp"
 
 namespace {
 
@@ -46,7 +50,10 @@ struct Common {
   std::string direction = "both";
 
   void add_to(CLI::App& sub) {
-    sub.add_option("DIR", dir, "Journal directory (segments) or session store directory (outbound/, inbound/)")
+    sub.add_option(
+           "DIR", dir,
+           "Journal directory (segments), session store directory (outbound/, inbound/), or a session "
+           "directory of a shared journal (seqnums.dat beside FileStorePath/shared-journal)")
         ->required();
     sub.add_option("--dictionary", dictionary, "QuickFIX XML dictionary (default: built-in for the BeginString)");
     sub.add_option("--app-dictionary", app_dictionary,
@@ -129,6 +136,35 @@ std::string control_text(const JournalRecord& r) {
   return out;
 }
 
+/// A shared journal's record read whole: "record=N stream=S " and what it
+/// is; for a message, its direction and seq (the caller prints the message).
+std::string shared_record_text(const JournalRecord& r) {
+  std::string out = "record=" + std::to_string(r.seq) + " stream=" + std::to_string(r.stream) + " ";
+  switch (r.stream_kind) {
+    case hft::store::StreamHeader::kOutbound:
+      out += "OUT seq=" + std::to_string(r.stream_value) + " ";
+      break;
+    case hft::store::StreamHeader::kInbound:
+      out += "IN  seq=" + std::to_string(r.stream_value) + " ";
+      break;
+    case hft::store::StreamHeader::kStreamName:
+      out += "name=" + std::string(r.bytes) + " identity=" + std::to_string(r.stream_value);
+      break;
+    case hft::store::StreamHeader::kEpochStart: {
+      out += "epoch-start epoch=" + std::to_string(r.stream_value);
+      std::int64_t created = 0;
+      if (r.bytes.size() == sizeof created) {
+        std::memcpy(&created, r.bytes.data(), sizeof created);
+        out += " created " + hft::audit::format_utc_ns(created);
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return out;
+}
+
 int report_corruptions(const std::vector<std::string>& lines) {
   for (const std::string& line : lines) std::cerr << "hft-journal: corrupt record: " << line << "\n";
   return lines.empty() ? 0 : 1;
@@ -175,8 +211,18 @@ int run_dump(const DumpArgs& a) {
   std::string line;
   auto print = [&](const JournalRecord& r) {
     line = prefix(r);
+    const bool whole_shared = r.stream != 0 && r.direction == hft::audit::JournalDirection::kJournal;
     if (r.control()) {
       line += control_text(r);
+      line += '\n';
+    } else if (whole_shared && r.stream_kind != hft::store::StreamHeader::kOutbound &&
+               r.stream_kind != hft::store::StreamHeader::kInbound) {
+      line += shared_record_text(r);
+      line += '\n';
+    } else if (whole_shared) {
+      line += shared_record_text(r);
+      const hft::codec::Dictionary* d = a.format == "raw" ? nullptr : names.for_message(r.bytes);
+      line += d != nullptr ? hft::codec::to_named(r.bytes, *d) : hft::codec::to_printable(r.bytes);
       line += '\n';
     } else if (a.format == "tree") {
       line += "seq=" + std::to_string(r.seq) + " epoch=" + std::to_string(r.epoch) + " " + r.file() + "@" +
@@ -230,9 +276,7 @@ int run_stats(const StatsArgs& a) {
   }
   Names names(*dict);
   for (const auto& s : *summaries) {
-    const std::string_view label = hft::audit::direction_label(s.source.direction);
-    std::printf("journal %s%s%.*s%s\n", s.source.path.c_str(), label.empty() ? "" : " (",
-                static_cast<int>(label.size()), label.data(), label.empty() ? "" : ")");
+    std::printf("journal %s\n", hft::audit::source_label(s.source).c_str());
     std::uint64_t sealed = 0;
     for (const auto& g : s.segments) sealed += g.sealed ? 1 : 0;
     std::printf("  segments     %zu", s.segments.size());
@@ -321,9 +365,16 @@ int run_audit(const AuditArgs& a) {
     std::cout << "audit " << r.directory << ": " << (r.ok ? "OK" : "FAILED") << " (dictionary " << r.dictionary
               << (r.begin_string.empty() ? "" : ", " + r.begin_string) << ")\n";
     for (const auto& j : r.journals) {
-      const std::string_view label = hft::audit::direction_label(j.source.direction);
-      std::cout << "  " << j.source.path << (label.empty() ? "" : " (" + std::string(label) + ")") << ": "
-                << j.segments << " segments, " << j.records << " messages, " << j.epochs << " epochs";
+      if (j.source.shared && j.source.stream == 0) {
+        std::cout << "  " << hft::audit::source_label(j.source) << ": " << j.segments << " segments, "
+                  << j.records << " records, " << j.streams << " streams (sessions)";
+        if (j.repairs != 0) std::cout << ", " << j.repairs << " repairs";
+        std::cout << "\n    records and stream headers checked; messages are checked per session: "
+                     "hft-journal audit <FileStorePath>/<session dir>\n";
+        continue;
+      }
+      std::cout << "  " << hft::audit::source_label(j.source) << ": " << j.segments << " segments, "
+                << j.records << " messages, " << j.epochs << " epochs";
       if (j.records != 0) std::cout << ", seq " << j.first_seq << ".." << j.last_seq;
       std::cout << ", " << j.validated << " validated";
       if (j.missing_seqs != 0) std::cout << ", " << j.missing_seqs << " seqs missing";

@@ -10,9 +10,12 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <span>
 #include <utility>
 
 #include "hft/codec/encoder.hpp"
@@ -22,6 +25,7 @@
 #include "hft/store/format.hpp"
 #include "hft/store/journal.hpp"
 #include "hft/store/journal_reader.hpp"
+#include "hft/store/shared_journal.hpp"
 
 namespace hft::audit {
 
@@ -149,7 +153,9 @@ Corruption diagnose(const std::string& file, std::size_t offset) {
   return c;
 }
 
-/// A JournalReader plus what the records themselves say about epochs.
+/// A JournalReader plus what the records themselves say about epochs. Of a
+/// stream source, it reads the whole shared journal and yields only the
+/// stream's messages of the source's direction, with the stream's epochs.
 class Cursor {
  public:
   enum class Step : std::int8_t { kRecord, kEnd, kCorrupt };
@@ -157,24 +163,73 @@ class Cursor {
   Cursor(JournalSource source, store::JournalReader reader)
       : source_(std::move(source)), reader_(std::move(reader)) {
     rec_.direction = source_.direction;
+    if (source_.stream != 0) epoch_ = 1;  // a stream's first epoch has no kEpochStart record
   }
 
   Step next() {
-    store::RecordView v;
-    switch (reader_.next(v)) {
-      case store::JournalReader::Next::kEnd:
-        return Step::kEnd;
-      case store::JournalReader::Next::kCorrupt: {
-        const std::string where = reader_.where();
-        const std::size_t at = where.rfind('@');
-        std::size_t offset = 0;
-        if (at != std::string::npos) offset = std::strtoull(where.c_str() + at + 1, nullptr, 10);
-        corruption_ = diagnose(where.substr(0, at), offset);
-        return Step::kCorrupt;
+    for (;;) {
+      store::RecordView v;
+      switch (reader_.next(v)) {
+        case store::JournalReader::Next::kEnd:
+          return Step::kEnd;
+        case store::JournalReader::Next::kCorrupt: {
+          const std::string where = reader_.where();
+          const std::size_t at = where.rfind('@');
+          std::size_t offset = 0;
+          if (at != std::string::npos) offset = std::strtoull(where.c_str() + at + 1, nullptr, 10);
+          corruption_ = diagnose(where.substr(0, at), offset);
+          return Step::kCorrupt;
+        }
+        case store::JournalReader::Next::kRecord:
+          break;
       }
-      case store::JournalReader::Next::kRecord:
-        break;
+      if (source_.stream != 0) {
+        if (!stream_record(v)) continue;
+        return Step::kRecord;
+      }
+      fill(v);
+      new_epoch_ = false;
+      if (v.control()) {
+        rec_.msg_type = {};
+        if ((v.flags & store::kRecordSegmentStart) != 0 &&
+            v.bytes.size() == sizeof(store::SegmentStartPayload)) {
+          store::SegmentStartPayload p;
+          std::memcpy(&p, v.bytes.data(), sizeof(p));
+          new_epoch_ = (v.flags & store::kRecordEpochStart) != 0 || p.epoch != epoch_;
+          epoch_ = p.epoch;
+          epoch_created_ns_ = p.epoch_created_ns;
+        }
+      } else if (source_.shared) {
+        store::StreamHeader h;
+        if (store::StreamHeader::read(v.bytes, h)) {
+          set_stream(v, h);
+          rec_.msg_type = carries_message(h) ? find_msg_type(rec_.bytes) : std::string_view{};
+        } else {
+          rec_.msg_type = {};
+        }
+      } else {
+        rec_.msg_type = find_msg_type(rec_.bytes);
+      }
+      rec_.epoch = epoch_ == kNoEpoch ? 0 : epoch_;
+      return Step::kRecord;
     }
+  }
+
+  [[nodiscard]] const JournalRecord& record() const noexcept { return rec_; }
+  [[nodiscard]] const Corruption& corruption() const noexcept { return corruption_; }
+  [[nodiscard]] const JournalSource& source() const noexcept { return source_; }
+  [[nodiscard]] const store::JournalReader& reader() const noexcept { return reader_; }
+  /// The last record was a segment start that opens a new epoch (or changes
+  /// it); of a stream, the first message after its name or a kEpochStart.
+  [[nodiscard]] bool new_epoch() const noexcept { return new_epoch_; }
+  [[nodiscard]] std::int64_t epoch_created_ns() const noexcept { return epoch_created_ns_; }
+
+ private:
+  static bool carries_message(const store::StreamHeader& h) noexcept {
+    return h.kind == store::StreamHeader::kOutbound || h.kind == store::StreamHeader::kInbound;
+  }
+
+  void fill(const store::RecordView& v) noexcept {
     rec_.journal = &source_.path;
     rec_.segment = v.segment;
     rec_.offset = v.offset;
@@ -182,32 +237,65 @@ class Cursor {
     rec_.timestamp_ns = v.timestamp_ns;
     rec_.flags = v.flags;
     rec_.bytes = {v.bytes.data(), v.bytes.size()};
-    new_epoch_ = false;
-    if (v.control()) {
-      rec_.msg_type = {};
-      if ((v.flags & store::kRecordSegmentStart) != 0 && v.bytes.size() == sizeof(store::SegmentStartPayload)) {
-        store::SegmentStartPayload p;
-        std::memcpy(&p, v.bytes.data(), sizeof(p));
-        new_epoch_ = (v.flags & store::kRecordEpochStart) != 0 || p.epoch != epoch_;
-        epoch_ = p.epoch;
-        epoch_created_ns_ = p.epoch_created_ns;
-      }
-    } else {
-      rec_.msg_type = find_msg_type(rec_.bytes);
-    }
-    rec_.epoch = epoch_ == kNoEpoch ? 0 : epoch_;
-    return Step::kRecord;
+    rec_.stream = 0;
+    rec_.stream_kind = 0;
+    rec_.stream_value = 0;
   }
 
-  [[nodiscard]] const JournalRecord& record() const noexcept { return rec_; }
-  [[nodiscard]] const Corruption& corruption() const noexcept { return corruption_; }
-  [[nodiscard]] const JournalSource& source() const noexcept { return source_; }
-  [[nodiscard]] const store::JournalReader& reader() const noexcept { return reader_; }
-  /// The last record was a segment start that opens a new epoch (or changes it).
-  [[nodiscard]] bool new_epoch() const noexcept { return new_epoch_; }
-  [[nodiscard]] std::int64_t epoch_created_ns() const noexcept { return epoch_created_ns_; }
+  void set_stream(const store::RecordView& v, const store::StreamHeader& h) noexcept {
+    rec_.stream = h.stream;
+    rec_.stream_kind = h.kind;
+    rec_.stream_value = h.value;
+    rec_.bytes = {v.bytes.data() + store::StreamHeader::kSize, v.bytes.size() - store::StreamHeader::kSize};
+  }
 
- private:
+  /// Whether `v` is a record to yield (then in rec_): a message of the
+  /// source's stream and direction, or a control record of the shared
+  /// journal (its segments' starts and seals, as the file has them; the
+  /// stream's epoch). Follows the stream's epochs on the way. Other
+  /// streams' records and records without a stream header are skipped here
+  /// (an audit of the shared journal reports those).
+  bool stream_record(const store::RecordView& v) {
+    if (v.control()) {
+      fill(v);
+      rec_.msg_type = {};
+      rec_.epoch = epoch_;
+      new_epoch_ = false;
+      return true;
+    }
+    store::StreamHeader h;
+    if (!store::StreamHeader::read(v.bytes, h) || h.stream != source_.stream) return false;
+    switch (h.kind) {
+      case store::StreamHeader::kStreamName:
+        pending_epoch_ = true;  // the stream's first epoch begins here
+        epoch_created_ns_ = v.timestamp_ns;
+        return false;
+      case store::StreamHeader::kEpochStart: {
+        epoch_ = h.value;
+        const std::span<const char> body = v.bytes.subspan(store::StreamHeader::kSize);
+        epoch_created_ns_ = 0;
+        if (body.size() >= sizeof(epoch_created_ns_))
+          std::memcpy(&epoch_created_ns_, body.data(), sizeof(epoch_created_ns_));
+        pending_epoch_ = true;
+        return false;
+      }
+      default:
+        break;
+    }
+    const std::uint8_t wanted = source_.direction == JournalDirection::kInbound
+                                    ? store::StreamHeader::kInbound
+                                    : store::StreamHeader::kOutbound;
+    if (h.kind != wanted) return false;
+    fill(v);
+    set_stream(v, h);
+    rec_.seq = h.value;
+    rec_.msg_type = find_msg_type(rec_.bytes);
+    rec_.epoch = epoch_;
+    new_epoch_ = pending_epoch_;
+    pending_epoch_ = false;
+    return true;
+  }
+
   JournalSource source_;
   store::JournalReader reader_;
   JournalRecord rec_;
@@ -215,6 +303,7 @@ class Cursor {
   std::uint64_t epoch_ = kNoEpoch;
   std::int64_t epoch_created_ns_ = 0;
   bool new_epoch_ = false;
+  bool pending_epoch_ = false;  ///< of a stream: an epoch began since its last message
 };
 
 Expected<std::vector<Cursor>> open_cursors(const std::vector<JournalSource>& sources) {
@@ -226,6 +315,12 @@ Expected<std::vector<Cursor>> open_cursors(const std::vector<JournalSource>& sou
     cursors.emplace_back(s, std::move(*reader));
   }
   return cursors;
+}
+
+/// Not a shared journal's stream name or epoch start (records without a message).
+bool carries_message(const JournalRecord& r) noexcept {
+  return r.stream == 0 || r.stream_kind == store::StreamHeader::kOutbound ||
+         r.stream_kind == store::StreamHeader::kInbound;
 }
 
 void count_type(PerTypeCounts& counts, std::string_view msg_type) {
@@ -273,6 +368,97 @@ std::string segment_file(const std::string& journal, std::uint64_t segment) {
   return journal + name;
 }
 
+std::string source_label(const JournalSource& source) {
+  std::string out = source.path;
+  if (source.stream != 0) {
+    out += " stream " + std::to_string(source.stream);
+    if (!source.store.empty()) out += " (" + source.store + ")";
+  } else if (source.shared) {
+    out += " (shared journal)";
+  }
+  const std::string_view label = direction_label(source.direction);
+  if (!label.empty()) {
+    out += " (";
+    out += label;
+    out += ')';
+  }
+  return out;
+}
+
+namespace {
+
+/// A shared journal (store::SharedJournal) begins with the record naming its
+/// stream 1. Reads the first readable data record of `reader`.
+bool is_shared_journal(store::JournalReader& reader) {
+  store::RecordView v;
+  for (;;) {
+    switch (reader.next(v)) {
+      case store::JournalReader::Next::kEnd:
+        return false;
+      case store::JournalReader::Next::kCorrupt:
+        continue;
+      case store::JournalReader::Next::kRecord:
+        break;
+    }
+    if (v.control()) continue;
+    store::StreamHeader h;
+    return store::StreamHeader::read(v.bytes, h) && h.kind == store::StreamHeader::kStreamName &&
+           h.stream == 1;
+  }
+}
+
+/// The sources of the session directory `dir` (seqnums.dat only) in the
+/// shared journal beside it: the stream named as the directory.
+Expected<std::vector<JournalSource>> resolve_stream(const std::string& dir, DirectionSelect select) {
+  std::string path = dir;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  std::size_t slash = path.rfind('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (name == "." || name == "..") {
+    // The session's name is that of the directory itself.
+    if (char* real = ::realpath(path.c_str(), nullptr)) {
+      path = real;
+      std::free(real);
+      slash = path.rfind('/');
+      name = path.substr(slash + 1);
+    }
+  }
+  const std::string parent = slash == std::string::npos ? "." : path.substr(0, slash);
+  const std::string journal = parent + "/shared-journal";
+  if (!has_segments(journal))
+    return Error{dir +
+                 ": not a journal (no NNNNNNNN.seg segment files), not a session store (no outbound/ or "
+                 "inbound/), and no shared journal at " +
+                 journal + " (JournalLayout=shared)"};
+  auto reader = store::JournalReader::open(journal);
+  if (!reader) return reader.error();
+  std::uint32_t stream = 0;
+  store::RecordView v;
+  for (;;) {
+    const store::JournalReader::Next n = reader->next(v);
+    if (n == store::JournalReader::Next::kEnd) break;
+    if (n == store::JournalReader::Next::kCorrupt || v.control()) continue;  // the scan says what is corrupt
+    store::StreamHeader h;
+    if (!store::StreamHeader::read(v.bytes, h) || h.kind != store::StreamHeader::kStreamName) continue;
+    const std::span<const char> body = v.bytes.subspan(store::StreamHeader::kSize);
+    if (std::string_view(body.data(), body.size()) == name) {
+      stream = h.stream;
+      break;
+    }
+  }
+  if (stream == 0)
+    return Error{dir + ": the shared journal " + journal + " has no stream named \"" + name +
+                 "\" (the session has not opened its store in it)"};
+  std::vector<JournalSource> out;
+  if (select != DirectionSelect::kInbound)
+    out.push_back({journal, JournalDirection::kOutbound, stream, true, dir});
+  if (select != DirectionSelect::kOutbound)
+    out.push_back({journal, JournalDirection::kInbound, stream, true, dir});
+  return out;
+}
+
+}  // namespace
+
 Expected<std::vector<JournalSource>> resolve_journals(const std::string& dir, DirectionSelect select) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) return Error{dir + ": cannot open: " + errno_text(errno)};
@@ -285,26 +471,38 @@ Expected<std::vector<JournalSource>> resolve_journals(const std::string& dir, Di
     const std::string ib = dir + "/inbound";
     const bool has_ob = is_directory(ob);
     const bool has_ib = is_directory(ib);
-    if (!has_ob && !has_ib)
-      return Error{dir + ": not a journal (no NNNNNNNN.seg segment files) and not a session store "
-                         "(no outbound/ or inbound/)"};
-    if (select != DirectionSelect::kInbound) {
-      if (has_ob) out.push_back({ob, JournalDirection::kOutbound});
-      else if (select == DirectionSelect::kOutbound) return Error{ob + ": no outbound journal in this store"};
-    }
-    if (select != DirectionSelect::kOutbound) {
-      if (has_ib) out.push_back({ib, JournalDirection::kInbound});
-      else if (select == DirectionSelect::kInbound)
-        return Error{ib + ": no inbound journal in this store (inbound messages not journaled)"};
+    if (!has_ob && !has_ib) {
+      // A session of a shared journal (JournalLayout=shared) holds only seqnums.dat.
+      if (::stat((dir + "/seqnums.dat").c_str(), &st) != 0)
+        return Error{dir +
+                     ": not a journal (no NNNNNNNN.seg segment files) and not a session store "
+                     "(no outbound/ or inbound/)"};
+      auto streams = resolve_stream(dir, select);
+      if (!streams) return streams.error();
+      out = std::move(*streams);
+    } else {
+      if (select != DirectionSelect::kInbound) {
+        if (has_ob)
+          out.push_back({ob, JournalDirection::kOutbound});
+        else if (select == DirectionSelect::kOutbound)
+          return Error{ob + ": no outbound journal in this store"};
+      }
+      if (select != DirectionSelect::kOutbound) {
+        if (has_ib)
+          out.push_back({ib, JournalDirection::kInbound});
+        else if (select == DirectionSelect::kInbound)
+          return Error{ib + ": no inbound journal in this store (inbound messages not journaled)"};
+      }
     }
     for (const JournalSource& s : out) {
       if (!has_segments(s.path)) return Error{s.path + ": not a journal (no NNNNNNNN.seg segment files)"};
     }
   }
   // Checks every segment header now, so bad input is reported before any output.
-  for (const JournalSource& s : out) {
+  for (JournalSource& s : out) {
     auto reader = store::JournalReader::open(s.path);
     if (!reader) return reader.error();
+    if (s.stream == 0) s.shared = is_shared_journal(*reader);
   }
   return out;
 }
@@ -564,6 +762,31 @@ TailFacts tail_facts(const std::string& journal) {
   return t;
 }
 
+/// What a shared journal holds of one stream's outbound messages: the
+/// stream's current epoch and its last seq there (as SharedJournal's scan
+/// finds them: a kEpochStart starts an epoch with no seq yet).
+TailFacts stream_tail_facts(const std::string& journal, std::uint32_t stream) {
+  TailFacts t;
+  auto reader = store::JournalReader::open(journal);
+  if (!reader) return t;
+  t.epoch = 1;
+  store::RecordView v;
+  for (;;) {
+    const store::JournalReader::Next n = reader->next(v);
+    if (n == store::JournalReader::Next::kEnd) break;
+    if (n == store::JournalReader::Next::kCorrupt || v.control()) continue;
+    store::StreamHeader h;
+    if (!store::StreamHeader::read(v.bytes, h) || h.stream != stream) continue;
+    if (h.kind == store::StreamHeader::kEpochStart) {
+      t.epoch = h.value;
+      t.last_seq = 0;
+    } else if (h.kind == store::StreamHeader::kOutbound) {
+      t.last_seq = std::max(t.last_seq, h.value);
+    }
+  }
+  return t;
+}
+
 bool mentions(const std::string& log, const std::string& path) {
   return log.find(path) != std::string::npos;
 }
@@ -614,14 +837,18 @@ std::vector<RepairFinding> find_repairs(const JournalSource& source, const std::
             ": the journal's last segment is sealed, but the segment written after it is missing: "
             "the journal stopped early");
   if (!store_dir.empty() && source.direction == JournalDirection::kOutbound) {
+    // Of a stream, its own last seq: the shared journal's tail is every session's.
+    const TailFacts last = source.stream != 0 ? stream_tail_facts(source.path, source.stream) : tail;
+    const std::string journal =
+        source.stream != 0 ? source.path + " stream " + std::to_string(source.stream) : source.path;
     const std::string path = store_dir + "/seqnums.dat";
     const std::optional<SeqNumFacts> seq = read_seqnums(path);
-    if (seq && seq->epoch == tail.epoch && tail.last_seq + 1 < seq->next_sender) {
-      add(path, source.path + ": ends at seq " + std::to_string(tail.last_seq) + " of epoch " +
-                    std::to_string(tail.epoch) + ", but " + path + " says next sender seq " +
-                    std::to_string(seq->next_sender) + ": seqs " + std::to_string(tail.last_seq + 1) + ".." +
+    if (seq && seq->epoch == last.epoch && last.last_seq + 1 < seq->next_sender) {
+      add(path, journal + ": ends at seq " + std::to_string(last.last_seq) + " of epoch " +
+                    std::to_string(last.epoch) + ", but " + path + " says next sender seq " +
+                    std::to_string(seq->next_sender) + ": seqs " + std::to_string(last.last_seq + 1) + ".." +
                     std::to_string(seq->next_sender - 1) + " (" +
-                    std::to_string(seq->next_sender - 1 - tail.last_seq) +
+                    std::to_string(seq->next_sender - 1 - last.last_seq) +
                     " messages) are not in the journal: it stopped early");
     }
   }
@@ -632,6 +859,7 @@ namespace {
 
 /// The store directory `source` belongs to ("" for a bare journal).
 std::string store_of(const JournalSource& source) {
+  if (source.stream != 0) return source.store;
   if (source.direction == JournalDirection::kJournal) return {};
   const std::size_t slash = source.path.find_last_of('/');
   return slash == std::string::npos ? std::string(".") : source.path.substr(0, slash);
@@ -698,7 +926,7 @@ Expected<std::vector<JournalSummary>> summarize_journals(const std::string& dir,
       }
       s.last_seq = r.seq;
       s.last_ns = r.timestamp_ns;
-      count_type(s.per_type, r.msg_type);
+      if (carries_message(r)) count_type(s.per_type, r.msg_type);
       EpochSummary& e = s.epochs.back();
       if (e.records++ == 0) {
         e.first_seq = r.seq;
@@ -729,6 +957,8 @@ std::string_view to_string(AuditCheck check) noexcept {
   switch (check) {
     case AuditCheck::kRecord:
       return "record";
+    case AuditCheck::kStream:
+      return "stream";
     case AuditCheck::kFixFraming:
       return "fix-framing";
     case AuditCheck::kParse:
@@ -799,11 +1029,15 @@ class Auditor {
     epoch_ = kNoEpoch;
     next_.reset();
     epoch_opened_ = false;
+    last_record_ = 0;
     for (;;) {
       const Cursor::Step step = cursor.next();
       if (step == Cursor::Step::kEnd) break;
       if (step == Cursor::Step::kCorrupt) {
         const Corruption& c = cursor.corruption();
+        // Both directions of a session read the same shared journal: its
+        // corrupt record is one failure.
+        if (j.source.shared && !corruptions_.insert(c.line()).second) continue;
         AuditFailure f;
         f.check = AuditCheck::kRecord;
         f.direction = j.source.direction;
@@ -821,7 +1055,12 @@ class Auditor {
       const JournalRecord& r = cursor.record();
       if (r.segment != seg_) begin_segment(r);
       if (r.control()) {
-        on_control(r, cursor);
+        // A stream's are the shared journal's: audited with it.
+        if (j.source.stream == 0) on_control(r, cursor);
+      } else if (j.source.stream != 0) {
+        on_stream_message(r, cursor);
+      } else if (j.source.shared) {
+        on_shared_record(r);
       } else {
         on_message(r);
       }
@@ -912,6 +1151,71 @@ class Auditor {
   }
 
   void on_message(const JournalRecord& r) {
+    count(r);
+    check_place(r);
+    MessageFacts facts;
+    check_message(r, facts);
+    check_sequence(r, facts);
+  }
+
+  /// A message of a shared journal's stream: the shared journal's control
+  /// records are not the stream's (they are audited with the shared
+  /// journal), its epochs are.
+  void on_stream_message(const JournalRecord& r, const Cursor& cursor) {
+    if (cursor.new_epoch()) {
+      // The stream's name or a kEpochStart opens an epoch at seq 1, as a
+      // journal's marked epoch start does.
+      ++journal_->epochs;
+      epoch_ = r.epoch;
+      next_.reset();
+      epoch_opened_ = true;
+    }
+    count(r);
+    MessageFacts facts;
+    check_message(r, facts);
+    check_sequence(r, facts);
+  }
+
+  /// A record of a shared journal read whole: the record and its stream
+  /// header; its message is audited with its session.
+  void on_shared_record(const JournalRecord& r) {
+    count(r);
+    check_place(r);
+    if (last_record_ != 0 && r.seq <= last_record_)
+      fail_at(r, AuditCheck::kRecord,
+              "record number " + std::to_string(r.seq) + " does not follow record " +
+                  std::to_string(last_record_) + " (a shared journal numbers its records 1, 2, 3, ...)");
+    last_record_ = std::max(last_record_, r.seq);
+    if (r.stream == 0) {
+      fail_at(r, AuditCheck::kStream,
+              "no stream header (16 bytes: stream not 0, kind 1-4, version " +
+                  std::to_string(store::StreamHeader::kVersion) + ")");
+      return;
+    }
+    const std::uint64_t named = journal_->streams;
+    if (r.stream_kind == store::StreamHeader::kStreamName) {
+      if (r.stream != named + 1) {
+        fail_at(r, AuditCheck::kStream,
+                "names stream " + std::to_string(r.stream) + " where stream " + std::to_string(named + 1) +
+                    " was next");
+        return;
+      }
+      ++journal_->streams;
+      return;
+    }
+    if (r.stream > named) {
+      fail_at(r, AuditCheck::kStream,
+              "stream " + std::to_string(r.stream) + " is not named by an earlier record (" +
+                  std::to_string(named) + " streams named)");
+      return;
+    }
+    if (r.stream_kind == store::StreamHeader::kEpochStart && r.bytes.size() != sizeof(std::int64_t))
+      fail_at(r, AuditCheck::kStream,
+              "epoch start of stream " + std::to_string(r.stream) + " holds " +
+                  std::to_string(r.bytes.size()) + " bytes, expected 8 (its creation time)");
+  }
+
+  void count(const JournalRecord& r) {
     JournalAudit& j = *journal_;
     ++j.records;
     j.bytes += r.bytes.size();
@@ -921,18 +1225,18 @@ class Auditor {
     }
     j.last_seq = r.seq;
     j.last_ns = r.timestamp_ns;
-    count_type(j.per_type, r.msg_type);
+    if (carries_message(r)) count_type(j.per_type, r.msg_type);
     if (j.epochs == 0) j.epochs = 1;  // records before any start record: one unknown epoch
+  }
+
+  /// A data record in its segment: after the start record, before the seal.
+  void check_place(const JournalRecord& r) {
     if ((r.flags & store::kRecordUnindexed) == 0) {
       ++seg_indexed_;
       seg_last_indexed_ = r.seq;
     }
     if (seg_records_ == 0) fail_at(r, AuditCheck::kRecord, "segment does not begin with a segment start record");
     if (sealed_) fail_at(r, AuditCheck::kRecord, "message record after the segment's seal record");
-
-    MessageFacts facts;
-    check_message(r, facts);
-    check_sequence(r, facts);
   }
 
   // Framing, parse, BeginString, MsgSeqNum, dictionary: the first that fails.
@@ -1126,6 +1430,10 @@ class Auditor {
   std::uint64_t epoch_ = kNoEpoch;
   bool epoch_opened_ = false;
   std::optional<std::uint64_t> next_;
+  // a shared journal read whole
+  std::uint64_t last_record_ = 0;
+  /// Corrupt records of shared journals reported ("FILE@OFFSET: reason").
+  std::set<std::string> corruptions_;
 };
 
 }  // namespace
@@ -1140,8 +1448,11 @@ Expected<AuditReport> audit_journal(const std::string& dir, const AuditOptions& 
   report.dictionary = options.dictionary ? options.dictionary->version() : "built-in";
   Auditor auditor(options, report);
   for (Cursor& c : *opened) auditor.audit(c);
+  std::set<std::pair<std::string, std::string>>
+      found;  // a shared journal's findings are each of its streams'
   for (JournalAudit& j : report.journals) {
     for (RepairFinding& r : find_repairs(j.source, store_of(j.source))) {
+      if (!found.emplace(r.file, r.text).second) continue;
       ++j.repairs;
       if (!options.accept_repairs) {
         AuditFailure f;
@@ -1205,6 +1516,15 @@ Json per_type_json(const PerTypeCounts& per_type) {
   return o;
 }
 
+/// Of a shared journal's source only (the other layouts' JSON is unchanged).
+void source_json(Json& o, const JournalSource& source) {
+  if (!source.shared) return;
+  o["shared"] = true;
+  if (source.stream == 0) return;
+  o["stream"] = source.stream;
+  o["store"] = source.store;
+}
+
 Json repairs_json(const std::vector<RepairFinding>& repairs) {
   Json a = Json::array();
   for (const RepairFinding& r : repairs) {
@@ -1243,6 +1563,8 @@ std::string to_json(const AuditReport& report, int indent) {
     Json o;
     o["path"] = a.source.path;
     o["direction"] = direction_name(a.source.direction);
+    source_json(o, a.source);
+    if (a.source.shared && a.source.stream == 0) o["streams"] = a.streams;
     o["segments"] = a.segments;
     o["records"] = a.records;
     o["control_records"] = a.control_records;
@@ -1289,6 +1611,7 @@ std::string to_json(const std::vector<JournalSummary>& summaries, int indent) {
     Json o;
     o["path"] = s.source.path;
     o["direction"] = direction_name(s.source.direction);
+    source_json(o, s.source);
     o["begin_string"] = s.begin_string;
     Json segs = Json::array();
     for (const SegmentSummary& g : s.segments) {

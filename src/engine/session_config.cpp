@@ -395,6 +395,10 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
     out.store.journal.fsync_interval_ns = d.count();
     HFT_GET(i, s.get_int("JournalRetainSegments"));
     out.store.journal.retain_segments = static_cast<std::size_t>(i);
+    if (out.store.shared && i != 0)
+      return Error{s.where("JournalRetainSegments") +
+                   ": JournalRetainSegments: not supported with JournalLayout=shared (the records naming the "
+                   "sessions' streams and epochs would go with the oldest segments); set it to 0"};
   }
   return out;
 }

@@ -98,6 +98,14 @@ void SharedJournal::Stream::new_epoch(std::uint64_t e, std::int64_t created_ns,
 Expected<std::unique_ptr<SharedJournal>> SharedJournal::open(const SharedJournalConfig& config,
                                                              JournalService* service) {
   JournalConfig jc = config.journal;
+  if (jc.retain_segments != 0 || jc.retain_max_age_ns != 0)
+    return Error{
+        jc.directory +
+        ": retention (JournalRetainSegments) is not supported by a shared journal: the records naming "
+        "its sessions' streams and epochs would go with the oldest segments"};
+  // One epoch for the journal's whole life: every segment stays indexed
+  // (the sessions' epochs are in their records).
+  jc.max_epoch_segments = std::max<std::size_t>(jc.max_epoch_segments, std::size_t{1} << 16);
   // Room for one session's Logout after a store failure, with its header.
   jc.reserve_bytes = std::max(jc.reserve_bytes, kReserveMessageSize + StreamHeader::kSize);
   jc.session_identity = 0;
@@ -115,7 +123,8 @@ Expected<void> SharedJournal::scan() {
   const std::string& dir = j.config().directory;
   std::uint64_t unreadable = 0;
   std::uint64_t first_unreadable = 0;
-  std::uint64_t unknown_stream = 0;
+  std::uint64_t before_name = 0;  // records of a stream before its name (a damaged name record)
+  std::uint64_t duplicate_names = 0;
   std::string error;
   auto visit = [&](const StoredMessage& m) noexcept -> bool {
     ++scanned_;
@@ -127,26 +136,18 @@ Expected<void> SharedJournal::scan() {
     }
     const std::span<const char> body = m.bytes.subspan(StreamHeader::kSize);
     if (h.kind == StreamHeader::kStreamName) {
-      if (h.stream != streams_.size() + 1) {
-        error = dir + ": record " + std::to_string(m.seq) + " names stream " + std::to_string(h.stream) +
-                " where stream " + std::to_string(streams_.size() + 1) + " was next";
-        return false;
+      Stream& s = ensure(h.stream);
+      if (!s.name.empty()) {
+        ++duplicate_names;
+        return true;
       }
-      auto s = std::make_unique<Stream>();
-      s->id = h.stream;
-      s->identity = h.value;
-      s->name.assign(body.data(), body.size());
-      s->recent.resize(kRecent);
-      s->sparse.resize(kSparse);
-      s->epoch_record = m.seq;
-      streams_.push_back(std::move(s));
+      s.identity = h.value;
+      s.name.assign(body.data(), body.size());
+      if (s.epoch_record == 0) s.epoch_record = m.seq;
       return true;
     }
-    if (h.stream > streams_.size()) {
-      ++unknown_stream;
-      return true;
-    }
-    Stream& s = *streams_[h.stream - 1];
+    if (h.stream > streams_.size()) ++before_name;
+    Stream& s = ensure(h.stream);
     switch (h.kind) {
       case StreamHeader::kEpochStart: {
         std::int64_t created = 0;
@@ -184,10 +185,34 @@ Expected<void> SharedJournal::scan() {
     warnings_.push_back(dir + ": " + std::to_string(unreadable) +
                         " record(s) without a stream header (first: record " +
                         std::to_string(first_unreadable) + "): not a shared journal's, skipped");
-  if (unknown_stream != 0)
-    warnings_.push_back(dir + ": " + std::to_string(unknown_stream) +
-                        " record(s) of a stream no record names, skipped");
+  if (before_name != 0 || duplicate_names != 0)
+    warnings_.push_back(dir + ": " + std::to_string(before_name) +
+                        " record(s) of a stream before its name and " + std::to_string(duplicate_names) +
+                        " repeated name record(s)");
+  std::string unnamed;
+  std::size_t unnamed_count = 0;
+  for (const auto& st : streams_) {
+    if (!st->name.empty()) continue;
+    if (unnamed_count++ < 8) unnamed += (unnamed.empty() ? "" : ", ") + std::to_string(st->id);
+  }
+  if (unnamed_count != 0)
+    warnings_.push_back(dir + ": " + std::to_string(unnamed_count) +
+                        " stream(s) without a readable name record (" + unnamed +
+                        (unnamed_count > 8 ? ", ..." : "") +
+                        "): their records stay in the journal, but no session finds them; a session whose "
+                        "stream it was starts a new one (its resends are gap-filled)");
   return {};
+}
+
+SharedJournal::Stream& SharedJournal::ensure(std::uint32_t id) {
+  while (streams_.size() < id) {
+    auto s = std::make_unique<Stream>();
+    s->id = static_cast<std::uint32_t>(streams_.size() + 1);
+    s->recent.resize(kRecent);
+    s->sparse.resize(kSparse);
+    streams_.push_back(std::move(s));
+  }
+  return *streams_[id - 1];
 }
 
 StoreStatus SharedJournal::append(const StreamHeader& h, std::int64_t timestamp_ns,
@@ -326,6 +351,7 @@ std::span<char> SharedStore::claim(std::size_t max_bytes) noexcept {
   }
   owner_.claimer_ = this;
   room_ = room.data();
+  room_size_ = room.size() - StreamHeader::kSize;
   return room.subspan(StreamHeader::kSize);
 }
 
@@ -337,6 +363,7 @@ std::span<char> SharedStore::claim_reserve(std::size_t max_bytes) noexcept {
   }
   owner_.claimer_ = this;
   room_ = room.data();
+  room_size_ = room.size() - StreamHeader::kSize;
   return room.subspan(StreamHeader::kSize);
 }
 
@@ -349,7 +376,8 @@ StoreStatus SharedStore::commit(std::uint64_t seq, std::int64_t timestamp_ns, st
                                 std::size_t length, std::uint8_t flags) noexcept {
   if (owner_.claimer_ != this) [[unlikely]]
     return StoreStatus::kNoClaim;
-  if (length == 0) [[unlikely]]
+  // Checked before the header is written: nothing outside the claim is touched.
+  if (length == 0 || offset > room_size_ || length > room_size_ - offset) [[unlikely]]
     return StoreStatus::kInvalidArgument;
   // The message is at room_ + kSize + offset: its header goes just before it.
   const StreamHeader h{stream_->id, StreamHeader::kOutbound, seq};

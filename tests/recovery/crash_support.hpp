@@ -761,8 +761,15 @@ class Trial {
         expected.push_back(std::string("FIX.4.4-") +
                            (side == std::string("init") ? client(k) + "-VENUE" : "VENUE-" + client(k)));
       }
+      // JournalLayout=shared: the sessions' messages are in one journal
+      // beside their directories (which hold seqnums.dat); the audit of a
+      // session directory reads its stream from it.
+      const bool shared = plan_.config_extra.find("JournalLayout=shared") != std::string::npos;
+      if (shared && !fs::is_directory(root + "/shared-journal"))
+        errors.push_back(root + ": no shared-journal");
       for (const auto& entry : fs::directory_iterator(root)) {
         const std::string name = entry.path().filename().string();
+        if (shared && name == "shared-journal") continue;
         if (std::find(expected.begin(), expected.end(), name) == expected.end()) {
           errors.push_back(root + ": unexpected entry " + name);
         }

@@ -8,14 +8,36 @@
 // A directory given here is either
 //   - a journal: a directory of "NNNNNNNN.seg" segment files, or
 //   - a session store (store::JournalStore): outbound/ and inbound/ journals
-//     and seqnums.dat; both journals are read, marked OUT and IN.
+//     and seqnums.dat; both journals are read, marked OUT and IN, or
+//   - a session of a shared journal (store::SharedJournal, JournalLayout=shared):
+//     a session directory holding only seqnums.dat, whose messages are the
+//     records of one stream of <its parent>/shared-journal:
+//
+//       <FileStorePath>/shared-journal/NNNNNNNN.seg   records of every session
+//       <FileStorePath>/<session dir>/seqnums.dat     the stream named <session dir>
+//
+//     Its outbound and inbound records are read as the OUT and IN journals of
+//     a session store (seq: the stream header's MsgSeqNum; epoch: the stream's,
+//     from its kEpochStart records; file and offset: the shared journal's), so
+//     every check below applies to them as to a store's own journals.
+//
+// A shared journal given itself (its first record names stream 1) is read
+// whole and audited record by record only: record, and stream (a valid
+// stream header naming a known stream); its messages are audited per session.
 //
 // What the audit checks, per data record, in this order (the first check that
 // fails names the record; later records are still audited and counted):
 //
 //   record      length and CRC-32C of the journal record (store::JournalReader);
 //               control records in their places (segment start first, seal last,
-//               the seal's last seq and index count agree with the segment)
+//               the seal's last seq and index count agree with the segment);
+//               a shared journal read whole: record numbers increase. (Read
+//               as a session, the shared journal's control records are not
+//               the stream's: audit the shared journal for them.)
+//   stream      a shared journal read whole: the stream header is valid, a
+//               kStreamName record names the next stream number, other
+//               records name a stream named before. Nothing below is checked
+//               there: per-message checks are done per session
 //   fix-framing frame(): "8=FIX", BodyLength, "10=ddd" and its CheckSum value;
 //               the record holds exactly one message
 //   parse       MessageView::parse
@@ -27,7 +49,8 @@
 //               Without a dictionary, the built-in one of the message's
 //               BeginString, checking only what it covers (session messages,
 //               header, trailer)
-//   sequence    within an epoch seqs are contiguous: a new epoch (store reset)
+//   sequence    within an epoch seqs are contiguous: a new epoch (store reset;
+//               of a stream, also its first, opened by its name record)
 //               starts at 1; a SequenceReset (35=4) moves the next expected seq
 //               to its NewSeqNo (36); a record whose seq goes back is accepted
 //               only as a PossDup (43=Y) duplicate or a SequenceReset-Reset.
@@ -41,7 +64,10 @@
 //               .lost file repairs.log does not mention; a last segment that
 //               is sealed (the segment written after it is gone); in a session
 //               store, an outbound journal that ends before seqnums.dat's next
-//               sender seq (messages sent but no longer in the journal).
+//               sender seq (messages sent but no longer in the journal). For a
+//               session of a shared journal: the shared journal's files (its
+//               repairs concern all its sessions) and its stream's last
+//               outbound seq against the session's seqnums.dat.
 //               Failures unless accept_repairs; always listed in the report.
 //
 // Everything here is a tool/start-up path: it allocates, and reports bad input
@@ -89,15 +115,32 @@ enum class DirectionSelect : std::uint8_t { kBoth, kOutbound, kInbound };
 struct JournalSource {
   std::string path;  ///< the journal directory (holds the segments)
   JournalDirection direction = JournalDirection::kJournal;
+  /// A session of the shared journal at `path`: its stream number, whose
+  /// records of `direction` are read. 0: every record of `path`.
+  std::uint32_t stream = 0;
+  /// `path` is a shared journal (store::SharedJournal): every record's
+  /// payload starts with a stream header.
+  bool shared = false;
+  /// Of a stream: the session directory (holds seqnums.dat); empty otherwise.
+  std::string store = {};
 };
 
+/// How tools name a source: "PATH", "PATH (OUT)", "PATH (shared journal)",
+/// "PATH stream 2 (SESSION DIR) (OUT)".
+[[nodiscard]] std::string source_label(const JournalSource& source);
+
 /// Resolves `dir` to the journals to read. A directory holding segment files
-/// is one journal (`select` is ignored). A directory holding outbound/ or
-/// inbound/ (a session store) gives those `select` asks for, outbound first.
+/// is one journal (`select` is ignored; `shared` when its first data record
+/// names stream 1). A directory holding outbound/ or inbound/ (a session
+/// store) gives those `select` asks for, outbound first. A directory holding
+/// seqnums.dat but neither, next to a shared journal (../shared-journal),
+/// gives the outbound and inbound records (`select`) of the stream named as
+/// the directory, outbound first.
 /// Errors (the message names the path): the directory is missing or not a
 /// directory; it is neither a journal nor a store; a selected direction is
-/// absent from the store (e.g. inbound messages were not journaled); a
-/// segment header has bad magic, a bad CRC, a newer format version, or is
+/// absent from the store (e.g. inbound messages were not journaled); the
+/// shared journal names no stream as the directory (naming both); a segment
+/// header has bad magic, a bad CRC, a newer format version, or is
 /// inconsistent (store::JournalReader::open).
 [[nodiscard]] Expected<std::vector<JournalSource>> resolve_journals(const std::string& dir,
                                                                     DirectionSelect select = DirectionSelect::kBoth);
@@ -146,6 +189,14 @@ struct JournalRecord {
   std::uint16_t flags = 0;               ///< store::RecordFlag bits | caller flags << 8
   std::string_view bytes;                ///< the payload: wire bytes of a message
   std::string_view msg_type;             ///< 35 of a message; empty for control records
+  /// A shared journal's record: its stream header, and `bytes` is what
+  /// follows the header (a message, a stream's name, an epoch's creation
+  /// time). Read as a stream, `seq` is then the MsgSeqNum and `epoch` the
+  /// stream's; read whole, `seq` is the record number. All 0 for a record of
+  /// another journal or without a valid stream header.
+  std::uint32_t stream = 0;
+  std::uint8_t stream_kind = 0;    ///< store::StreamHeader::Kind
+  std::uint64_t stream_value = 0;  ///< MsgSeqNum, session identity or epoch
   [[nodiscard]] bool control() const noexcept;
   /// Path of the segment file.
   [[nodiscard]] std::string file() const;
@@ -173,8 +224,10 @@ struct ScanResult {
 
 /// Hands the records of `sources` passing `filter` to `visit` in timestamp
 /// order (a merge across journals; within a journal, file order). `visit`
-/// returns false to stop. Errors: a segment file vanished or became
-/// unreadable between resolve and scan.
+/// returns false to stop. A stream source delivers only its stream's messages
+/// of its direction (and, with include_control, the shared journal's control
+/// records); its filters apply to MsgSeqNum and the stream's epoch. Errors: a
+/// segment file vanished or became unreadable between resolve and scan.
 [[nodiscard]] Expected<ScanResult> scan_journals(const std::vector<JournalSource>& sources,
                                                  const RecordFilter& filter,
                                                  const std::function<bool(const JournalRecord&)>& visit);
@@ -189,8 +242,10 @@ struct RepairFinding {
 };
 
 /// What the files of `source` show was repaired or lost. `store_dir`: the
-/// session store it belongs to (for seqnums.dat), empty for a bare journal.
-/// Reads the journal's last segments only.
+/// session store it belongs to (for seqnums.dat), empty for a bare journal
+/// (for a stream, source.store). Reads the journal's last segments only;
+/// for an outbound stream, the whole shared journal (its last seq).
+/// The shared journal's own findings are the same for each of its sources.
 [[nodiscard]] std::vector<RepairFinding> find_repairs(const JournalSource& source,
                                                       const std::string& store_dir);
 
@@ -253,7 +308,8 @@ struct JournalSummary {
 
 /// The checks of an audit, in the order they are applied to a record.
 enum class AuditCheck : std::uint8_t {
-  kRecord,       ///< journal record length/CRC, control records
+  kRecord,       ///< journal record length/CRC, control records, record numbers
+  kStream,       ///< a shared journal's stream header (read whole)
   kFixFraming,   ///< BeginString, BodyLength, CheckSum (codec::frame)
   kParse,        ///< codec::MessageView::parse
   kBeginString,  ///< unexpected BeginString
@@ -264,7 +320,7 @@ enum class AuditCheck : std::uint8_t {
   kRepair,       ///< a repair or loss the journal's files show (find_repairs)
 };
 
-/// "record", "fix-framing", "parse", "begin-string", "msg-seq-num",
+/// "record", "stream", "fix-framing", "parse", "begin-string", "msg-seq-num",
 /// "validation", "sequence", "count", "repair".
 [[nodiscard]] std::string_view to_string(AuditCheck check) noexcept;
 
@@ -322,6 +378,9 @@ struct JournalAudit {
   std::uint64_t validated = 0;        ///< messages the Validator checked
   std::uint64_t failures = 0;
   std::uint64_t repairs = 0;  ///< findings of find_repairs()
+  /// A shared journal read whole: the streams (sessions) its records name.
+  /// Its messages are not checked here: audit each session's directory.
+  std::uint64_t streams = 0;
 };
 
 struct AuditReport {

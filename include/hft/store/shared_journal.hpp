@@ -89,8 +89,11 @@ struct SharedStoreRecovery {
 class SharedJournal {
  public:
   /// Opens or creates the journal in config.journal.directory and scans it.
-  /// Errors name the path (as Journal::open), or the record that cannot be
-  /// read as a shared journal's (a journal of a single session).
+  /// Errors name the path (as Journal::open); retention is refused (the
+  /// records naming the streams and their epochs would go with the oldest
+  /// segments). Records the scan cannot place (no stream header: a
+  /// journal of a single session; a stream whose name record is damaged)
+  /// are skipped and said in warnings().
   [[nodiscard]] static Expected<std::unique_ptr<SharedJournal>> open(const SharedJournalConfig& config,
                                                                      JournalService* service = nullptr);
   ~SharedJournal();
@@ -159,6 +162,8 @@ class SharedJournal {
 
   explicit SharedJournal(std::unique_ptr<Journal> journal) : journal_(std::move(journal)) {}
   Expected<void> scan();
+  /// The stream of `id`, adding unnamed ones up to it (a damaged name record).
+  Stream& ensure(std::uint32_t id);
   /// Claim + header + body + commit of one record (warm path or recovery).
   StoreStatus append(const StreamHeader& h, std::int64_t timestamp_ns, std::span<const char> body) noexcept;
   [[nodiscard]] std::uint64_t next_record() noexcept { return ++last_record_; }
@@ -223,7 +228,8 @@ class SharedStore final : public MessageStore {
   SharedJournal::Stream* stream_;
   std::unique_ptr<SeqNumStore> seqnums_;
   bool journal_inbound_ = true;
-  char* room_ = nullptr;  ///< the open claim, in the shared journal's terms
+  char* room_ = nullptr;       ///< the open claim, in the shared journal's terms
+  std::size_t room_size_ = 0;  ///< what the session was given of it (after the header)
   SharedStoreRecovery recovery_;
 };
 
