@@ -94,6 +94,7 @@ int main(int argc, char** argv) {
   std::string load_rate = "half";
   std::string probe_calls = "10000";
   std::string venue_poll = "epoll";
+  std::string venue_journal = "session";
   std::optional<int> producer_core;
   std::string venue_idle;
   // tx and rtt lanes (issue 14): lanes/disturbance.hpp.
@@ -166,6 +167,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--venue-poll", venue_poll,
                  "load lane: the venue's poll mode, epoll (EpollTimeoutMs=0, busy-spin) or busy")
+      ->capture_default_str();
+  app.add_option(
+         "--venue-journal", venue_journal,
+         "load lane: the venue's journal layout, session (a journal per session and direction) or shared "
+         "(JournalLayout=shared: one journal for every session, audited in one pass)")
       ->capture_default_str();
   app.add_option("--preset", preset,
                  "quick: all lanes, every engine built (libhft, QuickFIX, llfix), 100,000 calls (under 2 minutes on a quiet 2-core host); "
@@ -349,6 +355,7 @@ int main(int argc, char** argv) {
     cfg.base.extra["load-rate"] = load_rate;
     cfg.base.extra["probe-calls"] = probe_calls;
     cfg.base.extra["venue-poll"] = venue_poll;
+    cfg.base.extra["venue-journal"] = venue_journal;
   }
 
   // The load lane expands its runs into one set per --sessions entry here (Lane::expand_plan).

@@ -173,6 +173,7 @@ class Cursor {
         case store::JournalReader::Next::kEnd:
           return Step::kEnd;
         case store::JournalReader::Next::kCorrupt: {
+          ++read_;
           const std::string where = reader_.where();
           const std::size_t at = where.rfind('@');
           std::size_t offset = 0;
@@ -181,6 +182,7 @@ class Cursor {
           return Step::kCorrupt;
         }
         case store::JournalReader::Next::kRecord:
+          ++read_;
           break;
       }
       if (source_.stream != 0) {
@@ -223,6 +225,8 @@ class Cursor {
   /// it); of a stream, the first message after its name or a kEpochStart.
   [[nodiscard]] bool new_epoch() const noexcept { return new_epoch_; }
   [[nodiscard]] std::int64_t epoch_created_ns() const noexcept { return epoch_created_ns_; }
+  /// Records the reader gave (data, control and corrupt), the stream's or not.
+  [[nodiscard]] std::uint64_t records_read() const noexcept { return read_; }
 
  private:
   static bool carries_message(const store::StreamHeader& h) noexcept {
@@ -304,6 +308,7 @@ class Cursor {
   std::int64_t epoch_created_ns_ = 0;
   bool new_epoch_ = false;
   bool pending_epoch_ = false;  ///< of a stream: an epoch began since its last message
+  std::uint64_t read_ = 0;
 };
 
 Expected<std::vector<Cursor>> open_cursors(const std::vector<JournalSource>& sources) {
@@ -793,8 +798,12 @@ bool mentions(const std::string& log, const std::string& path) {
 
 }  // namespace
 
-std::vector<RepairFinding> find_repairs(const JournalSource& source, const std::string& store_dir) {
-  std::vector<RepairFinding> out;
+namespace {
+
+/// What the files of the journal at source.path show (repairs.log, .cut
+/// and .lost files, a sealed last segment), appended to `out`; returns what
+/// its last segments say (for the seqnums.dat check of a store's journal).
+TailFacts journal_file_repairs(const JournalSource& source, std::vector<RepairFinding>& out) {
   auto add = [&](std::string file, std::string text) {
     out.push_back(RepairFinding{source.direction, std::move(file), std::move(text)});
   };
@@ -830,27 +839,42 @@ std::vector<RepairFinding> find_repairs(const JournalSource& source, const std::
                     ", left by a repair that " + store::kRepairLogName + " does not record");
     }
   }
-  const TailFacts tail = tail_facts(source.path);
+  TailFacts tail = tail_facts(source.path);
   if (tail.sealed)
     add(tail.last_file,
         tail.last_file +
             ": the journal's last segment is sealed, but the segment written after it is missing: "
             "the journal stopped early");
+  return tail;
+}
+
+/// An outbound journal (or stream) that ends, at `last`, before the next
+/// sender seq of `store_dir`/seqnums.dat: appended to `out`.
+void seqnums_repair(const JournalSource& source, const std::string& store_dir, const TailFacts& last,
+                    std::vector<RepairFinding>& out) {
+  const std::string journal =
+      source.stream != 0 ? source.path + " stream " + std::to_string(source.stream) : source.path;
+  const std::string path = store_dir + "/seqnums.dat";
+  const std::optional<SeqNumFacts> seq = read_seqnums(path);
+  if (!seq || seq->epoch != last.epoch || last.last_seq + 1 >= seq->next_sender) return;
+  out.push_back(RepairFinding{
+      source.direction, path,
+      journal + ": ends at seq " + std::to_string(last.last_seq) + " of epoch " + std::to_string(last.epoch) +
+          ", but " + path + " says next sender seq " + std::to_string(seq->next_sender) + ": seqs " +
+          std::to_string(last.last_seq + 1) + ".." + std::to_string(seq->next_sender - 1) + " (" +
+          std::to_string(seq->next_sender - 1 - last.last_seq) +
+          " messages) are not in the journal: it stopped early"});
+}
+
+}  // namespace
+
+std::vector<RepairFinding> find_repairs(const JournalSource& source, const std::string& store_dir) {
+  std::vector<RepairFinding> out;
+  const TailFacts tail = journal_file_repairs(source, out);
   if (!store_dir.empty() && source.direction == JournalDirection::kOutbound) {
     // Of a stream, its own last seq: the shared journal's tail is every session's.
-    const TailFacts last = source.stream != 0 ? stream_tail_facts(source.path, source.stream) : tail;
-    const std::string journal =
-        source.stream != 0 ? source.path + " stream " + std::to_string(source.stream) : source.path;
-    const std::string path = store_dir + "/seqnums.dat";
-    const std::optional<SeqNumFacts> seq = read_seqnums(path);
-    if (seq && seq->epoch == last.epoch && last.last_seq + 1 < seq->next_sender) {
-      add(path, journal + ": ends at seq " + std::to_string(last.last_seq) + " of epoch " +
-                    std::to_string(last.epoch) + ", but " + path + " says next sender seq " +
-                    std::to_string(seq->next_sender) + ": seqs " + std::to_string(last.last_seq + 1) + ".." +
-                    std::to_string(seq->next_sender - 1) + " (" +
-                    std::to_string(seq->next_sender - 1 - last.last_seq) +
-                    " messages) are not in the journal: it stopped early");
-    }
+    seqnums_repair(source, store_dir,
+                   source.stream != 0 ? stream_tail_facts(source.path, source.stream) : tail, out);
   }
   return out;
 }
@@ -1013,62 +1037,108 @@ struct MessageFacts {
   std::optional<std::uint64_t> new_seq_no;
 };
 
+/// What the auditors of one audit share: the parse view (allocated once,
+/// reused for every message) and the built-in dictionaries looked up.
+struct AuditTools {
+  codec::MessageView view;
+  std::map<std::string, std::shared_ptr<const codec::Dictionary>, std::less<>> builtins;
+};
+
+/// Audits journals one after the other (audit(), or begin(), corrupt() and
+/// record() per record, end()), each into a JournalAudit of `report`.
 class Auditor {
  public:
-  Auditor(const AuditOptions& options, AuditReport& report)
-      : options_(options), report_(report), view_(std::make_unique<codec::MessageView>()) {
+  /// `tools`: shared with other auditors (which must not run inside this
+  /// one's calls); null: its own.
+  Auditor(const AuditOptions& options, AuditReport& report, AuditTools* tools = nullptr)
+      : options_(options), report_(report) {
+    if (tools == nullptr) {
+      own_tools_ = std::make_unique<AuditTools>();
+      tools = own_tools_.get();
+    }
+    tools_ = tools;
     expected_begin_ = options.begin_string;
   }
 
   void audit(Cursor& cursor) {
-    JournalAudit j;
-    j.source = cursor.source();
-    j.segments = cursor.reader().segments().size();
-    journal_ = &j;
+    begin(cursor.source(), cursor.reader().segments().size());
+    for (;;) {
+      const Cursor::Step step = cursor.next();
+      if (step == Cursor::Step::kEnd) break;
+      if (step == Cursor::Step::kCorrupt) {
+        corrupt(cursor.corruption());
+        continue;
+      }
+      record(cursor.record(), cursor.new_epoch());
+    }
+    end();
+  }
+
+  /// Starts the audit of `source`, a journal of `segments` segment files.
+  void begin(const JournalSource& source, std::uint64_t segments) {
+    journal_audit_ = JournalAudit{};
+    journal_audit_.source = source;
+    journal_audit_.segments = segments;
+    journal_ = &journal_audit_;
     seg_ = ~std::uint64_t{0};
     epoch_ = kNoEpoch;
     next_.reset();
     epoch_opened_ = false;
     last_record_ = 0;
-    for (;;) {
-      const Cursor::Step step = cursor.next();
-      if (step == Cursor::Step::kEnd) break;
-      if (step == Cursor::Step::kCorrupt) {
-        const Corruption& c = cursor.corruption();
-        // Both directions of a session read the same shared journal: its
-        // corrupt record is one failure.
-        if (j.source.shared && !corruptions_.insert(c.line()).second) continue;
-        AuditFailure f;
-        f.check = AuditCheck::kRecord;
-        f.direction = j.source.direction;
-        f.file = c.file;
-        f.segment = c.segment;
-        f.offset = c.offset;
-        f.seq = c.seq;
-        f.epoch = epoch_ == kNoEpoch ? 0 : epoch_;
-        f.timestamp_ns = c.timestamp_ns;
-        f.reason = c.reason + "; the rest of the segment is not readable";
-        fail(std::move(f));
-        seg_ = ~std::uint64_t{0};  // the next segment starts afresh
-        continue;
-      }
-      const JournalRecord& r = cursor.record();
-      if (r.segment != seg_) begin_segment(r);
-      if (r.control()) {
-        // A stream's are the shared journal's: audited with it.
-        if (j.source.stream == 0) on_control(r, cursor);
-      } else if (j.source.stream != 0) {
-        on_stream_message(r, cursor);
-      } else if (j.source.shared) {
-        on_shared_record(r);
-      } else {
-        on_message(r);
-      }
-      ++seg_records_;
+  }
+
+  /// A record that failed its length/CRC check (the rest of its segment is lost).
+  void corrupt(const Corruption& c) {
+    // Both directions of a session read the same shared journal: its
+    // corrupt record is one failure.
+    if (ignore_corruptions_ || (journal_->source.shared && !corruptions_.insert(c.line()).second)) return;
+    AuditFailure f;
+    f.check = AuditCheck::kRecord;
+    f.direction = journal_->source.direction;
+    f.file = c.file;
+    f.segment = c.segment;
+    f.offset = c.offset;
+    f.seq = c.seq;
+    f.epoch = epoch_ == kNoEpoch ? 0 : epoch_;
+    f.timestamp_ns = c.timestamp_ns;
+    f.reason = c.reason + "; the rest of the segment is not readable";
+    fail(std::move(f));
+    seg_ = ~std::uint64_t{0};  // the next segment starts afresh
+  }
+
+  /// The next record of the journal; `new_epoch` as Cursor::new_epoch().
+  void record(const JournalRecord& r, bool new_epoch) {
+    if (r.segment != seg_) begin_segment(r);
+    if (r.control()) {
+      // A stream's are the shared journal's: audited with it.
+      if (journal_->source.stream == 0) on_control(r, new_epoch);
+    } else if (journal_->source.stream != 0) {
+      on_stream_message(r, new_epoch);
+    } else if (journal_->source.shared) {
+      on_shared_record(r);
+    } else {
+      on_message(r);
     }
-    report_.journals.push_back(std::move(j));
+    ++seg_records_;
+  }
+
+  /// Ends the journal's audit: its JournalAudit goes into the report.
+  void end() {
+    report_.journals.push_back(std::move(journal_audit_));
     journal_ = nullptr;
   }
+
+  /// With options.begin_string empty, the BeginString expected of this
+  /// auditor's messages is `leader`'s (the outbound auditor of the same
+  /// session, run alongside: audit_journal() audits the outbound journal
+  /// first) once it has one, else that of its own first message: a guess
+  /// (begin_string_guessed()) until the leader's is known.
+  void follow_begin_string(const Auditor* leader) noexcept { leader_ = leader; }
+  [[nodiscard]] const std::string& expected_begin_string() const noexcept { return expected_begin_; }
+  [[nodiscard]] bool begin_string_guessed() const noexcept { return guessed_begin_; }
+  void expect_begin_string(std::string begin_string) { expected_begin_ = std::move(begin_string); }
+  /// Corrupt records are another auditor's to report (ignored here).
+  void ignore_corruptions() noexcept { ignore_corruptions_ = true; }
 
  private:
   void fail(AuditFailure f) {
@@ -1101,7 +1171,7 @@ class Auditor {
     sealed_ = false;
   }
 
-  void on_control(const JournalRecord& r, const Cursor& cursor) {
+  void on_control(const JournalRecord& r, bool new_epoch) {
     ++journal_->control_records;
     if (sealed_) {
       fail_at(r, AuditCheck::kRecord, "control record after the segment's seal record");
@@ -1118,7 +1188,7 @@ class Auditor {
         fail_at(r, AuditCheck::kRecord,
                 "epoch goes back from " + std::to_string(epoch_) + " to " + std::to_string(r.epoch));
       }
-      if (cursor.new_epoch() || epoch_ == kNoEpoch) {
+      if (new_epoch || epoch_ == kNoEpoch) {
         ++journal_->epochs;
         epoch_ = r.epoch;
         next_.reset();
@@ -1161,8 +1231,8 @@ class Auditor {
   /// A message of a shared journal's stream: the shared journal's control
   /// records are not the stream's (they are audited with the shared
   /// journal), its epochs are.
-  void on_stream_message(const JournalRecord& r, const Cursor& cursor) {
-    if (cursor.new_epoch()) {
+  void on_stream_message(const JournalRecord& r, bool new_epoch) {
+    if (new_epoch) {
       // The stream's name or a kEpochStart opens an epoch at seq 1, as a
       // journal's marked epoch start does.
       ++journal_->epochs;
@@ -1254,7 +1324,7 @@ class Auditor {
               std::to_string(bytes.size() - fr.size) + " bytes follow the message's CheckSum in the record");
       return;
     }
-    codec::MessageView& m = *view_;
+    codec::MessageView& m = tools_->view;
     const codec::ParseStatus ps = m.parse(bytes);
     if (ps != codec::ParseStatus::kOk) {
       fail_at(r, AuditCheck::kParse, "message does not parse: " + std::string(codec::to_string(ps)));
@@ -1273,7 +1343,14 @@ class Auditor {
 
     const std::string_view bs = m.get(codec::tag::kBeginString);
     if (report_.begin_string.empty()) report_.begin_string = std::string(bs);
-    if (expected_begin_.empty()) expected_begin_ = std::string(bs);
+    if (expected_begin_.empty()) {
+      if (leader_ != nullptr && !leader_->expected_begin_.empty()) {
+        expected_begin_ = leader_->expected_begin_;
+      } else {
+        expected_begin_ = std::string(bs);
+        guessed_begin_ = leader_ != nullptr;
+      }
+    }
     if (bs != expected_begin_) {
       fail_at(r, AuditCheck::kBeginString,
               "BeginString is " + std::string(bs) + ", expected " + expected_begin_ +
@@ -1359,8 +1436,10 @@ class Auditor {
 
   const codec::Dictionary* dictionary(std::string_view begin_string) {
     if (options_.dictionary) return options_.dictionary.get();
-    auto it = builtins_.find(begin_string);
-    if (it == builtins_.end()) it = builtins_.emplace(std::string(begin_string), dictionary_for(nullptr, begin_string)).first;
+    auto& builtins = tools_->builtins;
+    auto it = builtins.find(begin_string);
+    if (it == builtins.end())
+      it = builtins.emplace(std::string(begin_string), dictionary_for(nullptr, begin_string)).first;
     return it->second.get();
   }
 
@@ -1416,9 +1495,13 @@ class Auditor {
 
   const AuditOptions& options_;
   AuditReport& report_;
-  std::unique_ptr<codec::MessageView> view_;
-  std::map<std::string, std::shared_ptr<const codec::Dictionary>, std::less<>> builtins_;
+  std::unique_ptr<AuditTools> own_tools_;
+  AuditTools* tools_ = nullptr;
   std::string expected_begin_;
+  const Auditor* leader_ = nullptr;
+  bool guessed_begin_ = false;
+  bool ignore_corruptions_ = false;
+  JournalAudit journal_audit_;  ///< of the journal being audited
   JournalAudit* journal_ = nullptr;
   // segment state
   std::uint64_t seg_ = 0;
@@ -1436,37 +1519,29 @@ class Auditor {
   std::set<std::string> corruptions_;
 };
 
-}  // namespace
-
-Expected<AuditReport> audit_journal(const std::string& dir, const AuditOptions& options) {
-  auto sources = resolve_journals(dir, options.direction);
-  if (!sources) return sources.error();
-  auto opened = open_cursors(*sources);
-  if (!opened) return opened.error();
-  AuditReport report;
-  report.directory = dir;
-  report.dictionary = options.dictionary ? options.dictionary->version() : "built-in";
-  Auditor auditor(options, report);
-  for (Cursor& c : *opened) auditor.audit(c);
-  std::set<std::pair<std::string, std::string>>
-      found;  // a shared journal's findings are each of its streams'
-  for (JournalAudit& j : report.journals) {
-    for (RepairFinding& r : find_repairs(j.source, store_of(j.source))) {
-      if (!found.emplace(r.file, r.text).second) continue;
-      ++j.repairs;
-      if (!options.accept_repairs) {
-        AuditFailure f;
-        f.check = AuditCheck::kRepair;
-        f.direction = r.direction;
-        f.reason = r.text + " (--accept-repairs to accept)";
-        ++j.failures;
-        ++report.failure_count;
-        report.ok = false;
-        if (report.failures.size() < options.max_failures) report.failures.push_back(std::move(f));
-      }
-      report.repairs.push_back(std::move(r));
+/// Adds the repair `findings` of journal `j` to `report`, each once over the
+/// report (`found`: a shared journal's findings are each of its streams').
+void add_repairs(AuditReport& report, const AuditOptions& options, JournalAudit& j,
+                 std::vector<RepairFinding> findings, std::set<std::pair<std::string, std::string>>& found) {
+  for (RepairFinding& r : findings) {
+    if (!found.emplace(r.file, r.text).second) continue;
+    ++j.repairs;
+    if (!options.accept_repairs) {
+      AuditFailure f;
+      f.check = AuditCheck::kRepair;
+      f.direction = r.direction;
+      f.reason = r.text + " (--accept-repairs to accept)";
+      ++j.failures;
+      ++report.failure_count;
+      report.ok = false;
+      if (report.failures.size() < options.max_failures) report.failures.push_back(std::move(f));
     }
+    report.repairs.push_back(std::move(r));
   }
+}
+
+/// The report's totals over its journals, then the count check.
+void sum_up(AuditReport& report, const AuditOptions& options, std::optional<std::uint64_t> expected_count) {
   bool first = true;
   for (const JournalAudit& j : report.journals) {
     report.segments += j.segments;
@@ -1480,16 +1555,252 @@ Expected<AuditReport> audit_journal(const std::string& dir, const AuditOptions& 
     report.last_seq = first ? j.last_seq : std::max(report.last_seq, j.last_seq);
     first = false;
   }
-  if (options.expected_count && report.records != *options.expected_count) {
+  if (expected_count && report.records != *expected_count) {
     AuditFailure f;
     f.check = AuditCheck::kCount;
-    f.reason = "expected " + std::to_string(*options.expected_count) + " messages, found " +
-               std::to_string(report.records);
+    f.reason =
+        "expected " + std::to_string(*expected_count) + " messages, found " + std::to_string(report.records);
     ++report.failure_count;
     report.ok = false;
     if (report.failures.size() < options.max_failures) report.failures.push_back(std::move(f));
   }
+}
+
+std::string dictionary_name(const AuditOptions& options) {
+  return options.dictionary ? options.dictionary->version() : "built-in";
+}
+
+}  // namespace
+
+Expected<AuditReport> audit_journal(const std::string& dir, const AuditOptions& options) {
+  auto sources = resolve_journals(dir, options.direction);
+  if (!sources) return sources.error();
+  auto opened = open_cursors(*sources);
+  if (!opened) return opened.error();
+  AuditReport report;
+  report.directory = dir;
+  report.dictionary = dictionary_name(options);
+  Auditor auditor(options, report);
+  for (Cursor& c : *opened) auditor.audit(c);
+  std::set<std::pair<std::string, std::string>> found;
+  for (JournalAudit& j : report.journals)
+    add_repairs(report, options, j, find_repairs(j.source, store_of(j.source)), found);
+  sum_up(report, options, options.expected_count);
   return report;
+}
+
+// ---- every session of a shared journal ---------------------------------------------
+
+namespace {
+
+/// One stream of the shared journal during the pass: what the Cursor of
+/// each of its directions would know (its epoch; per direction, whether an
+/// epoch began since its last message), an Auditor per direction audited,
+/// each into a report of its own (merged as audit_journal() orders them),
+/// and what stream_tail_facts() would find of it.
+struct StreamPass {
+  static constexpr std::size_t kOut = 0, kIn = 1;
+  std::uint32_t id = 0;
+  bool named = false;
+  std::string name;
+  std::uint64_t epoch = 1;  // a stream's first epoch has no kEpochStart record
+  bool pending[2] = {false, false};
+  TailFacts tail;
+  AuditReport part[2];
+  std::unique_ptr<Auditor> auditor[2];
+};
+
+/// The report audit_journal(directory) gives, from the stream's auditors.
+AuditReport session_report(StreamPass& s, const std::string& directory, const AuditOptions& options,
+                           const std::vector<RepairFinding>& journal_findings) {
+  AuditReport report;
+  report.directory = directory;
+  report.dictionary = dictionary_name(options);
+  for (const std::size_t k : {StreamPass::kOut, StreamPass::kIn}) {
+    if (!s.auditor[k]) continue;
+    AuditReport& part = s.part[k];
+    if (report.begin_string.empty()) report.begin_string = part.begin_string;
+    report.ok = report.ok && part.ok;
+    report.failure_count += part.failure_count;
+    for (AuditFailure& f : part.failures) {
+      if (report.failures.size() < options.max_failures) report.failures.push_back(std::move(f));
+    }
+    for (JournalAudit& j : part.journals) report.journals.push_back(std::move(j));
+  }
+  std::set<std::pair<std::string, std::string>> found;
+  for (JournalAudit& j : report.journals) {
+    std::vector<RepairFinding> findings = journal_findings;
+    for (RepairFinding& r : findings) r.direction = j.source.direction;
+    if (j.source.direction == JournalDirection::kOutbound)
+      seqnums_repair(j.source, directory, s.tail, findings);
+    add_repairs(report, options, j, std::move(findings), found);
+  }
+  sum_up(report, options, options.expected_count);
+  return report;
+}
+
+}  // namespace
+
+Expected<SharedJournalAudit> audit_shared_sessions(const std::string& shared_journal_dir,
+                                                   const AuditOptions& options) {
+  std::string path = shared_journal_dir;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  auto sources = resolve_journals(path);
+  if (!sources) return sources.error();
+  if (sources->size() != 1 || (*sources)[0].direction != JournalDirection::kJournal || !(*sources)[0].shared)
+    return Error{path +
+                 ": not a shared journal (a journal whose first record names stream 1: "
+                 "<FileStorePath>/shared-journal of JournalLayout=shared)"};
+  const JournalSource whole = (*sources)[0];
+  // Session directories sit beside the journal, as resolve_journals finds them.
+  const std::size_t slash = path.rfind('/');
+  const std::string parent = slash == std::string::npos ? "." : path.substr(0, slash);
+  auto opened = open_cursors(*sources);
+  if (!opened) return opened.error();
+  Cursor& cursor = (*opened)[0];
+  const std::uint64_t segments = cursor.reader().segments().size();
+
+  SharedJournalAudit out;
+  out.journal.directory = path;
+  out.journal.dictionary = dictionary_name(options);
+  AuditTools tools;
+  Auditor journal(options, out.journal, &tools);
+  journal.begin(whole, segments);
+
+  const bool out_selected = options.direction != DirectionSelect::kInbound;
+  const bool in_selected = options.direction != DirectionSelect::kOutbound;
+  // A corrupt record is a failure of the first direction audited (the other
+  // one reads past it too: one failure per session).
+  const std::size_t reporter = out_selected ? StreamPass::kOut : StreamPass::kIn;
+  std::map<std::uint32_t, std::unique_ptr<StreamPass>> streams;
+  std::vector<Corruption> corruptions;  // so far: every session's audit meets them, named yet or not
+  StreamPass* last = nullptr;
+  auto stream = [&](std::uint32_t id) -> StreamPass& {
+    if (last != nullptr && last->id == id) return *last;
+    std::unique_ptr<StreamPass>& p = streams[id];
+    if (!p) {
+      p = std::make_unique<StreamPass>();
+      p->id = id;
+      p->tail.epoch = 1;
+      for (const std::size_t k : {StreamPass::kOut, StreamPass::kIn}) {
+        if (!(k == StreamPass::kOut ? out_selected : in_selected)) continue;
+        p->auditor[k] = std::make_unique<Auditor>(options, p->part[k], &tools);
+        p->auditor[k]->begin(
+            {path,
+             k == StreamPass::kOut ? JournalDirection::kOutbound : JournalDirection::kInbound,
+             id,
+             true,
+             {}},
+            segments);
+      }
+      if (out_selected && in_selected) {
+        p->auditor[StreamPass::kIn]->follow_begin_string(p->auditor[StreamPass::kOut].get());
+      }
+      for (const Corruption& c : corruptions) p->auditor[reporter]->corrupt(c);
+    }
+    last = p.get();
+    return *p;
+  };
+
+  for (;;) {
+    const Cursor::Step step = cursor.next();
+    if (step == Cursor::Step::kEnd) break;
+    if (step == Cursor::Step::kCorrupt) {
+      const Corruption& c = cursor.corruption();
+      journal.corrupt(c);
+      for (auto& [id, s] : streams) s->auditor[reporter]->corrupt(c);
+      corruptions.push_back(c);
+      continue;
+    }
+    const JournalRecord& r = cursor.record();
+    journal.record(r, cursor.new_epoch());
+    // Control records are the journal's; records without a stream header
+    // belong to no session (the journal's stream check names them).
+    if (r.control() || r.stream == 0) continue;
+    StreamPass& s = stream(r.stream);
+    switch (r.stream_kind) {
+      case store::StreamHeader::kStreamName:
+        if (!s.named) {
+          s.named = true;
+          s.name = std::string(r.bytes);
+        }
+        s.pending[StreamPass::kOut] = s.pending[StreamPass::kIn] = true;  // its first epoch begins here
+        continue;
+      case store::StreamHeader::kEpochStart:
+        s.epoch = r.stream_value;
+        s.pending[StreamPass::kOut] = s.pending[StreamPass::kIn] = true;
+        s.tail.epoch = r.stream_value;
+        s.tail.last_seq = 0;
+        continue;
+      default:
+        break;
+    }
+    const std::size_t k =
+        r.stream_kind == store::StreamHeader::kOutbound ? StreamPass::kOut : StreamPass::kIn;
+    if (k == StreamPass::kOut) s.tail.last_seq = std::max(s.tail.last_seq, r.stream_value);
+    if (!s.auditor[k]) continue;
+    // The record as the stream's Cursor gives it.
+    JournalRecord message = r;
+    message.direction = k == StreamPass::kOut ? JournalDirection::kOutbound : JournalDirection::kInbound;
+    message.seq = r.stream_value;
+    message.epoch = s.epoch;
+    const bool new_epoch = s.pending[k];
+    s.pending[k] = false;
+    s.auditor[k]->record(message, new_epoch);
+  }
+  out.passes = 1;
+  out.records_read = cursor.records_read();
+
+  journal.end();
+  std::vector<RepairFinding> journal_findings;
+  journal_file_repairs(whole, journal_findings);
+  {
+    std::set<std::pair<std::string, std::string>> found;
+    add_repairs(out.journal, options, out.journal.journals.front(), journal_findings, found);
+    sum_up(out.journal, options, std::nullopt);
+  }
+  out.ok = out.journal.ok;
+
+  for (auto& [id, s] : streams) {
+    if (!s->named) continue;  // no directory to name it by (the journal's stream check says so)
+    const std::string directory = parent + "/" + s->name;
+    for (std::unique_ptr<Auditor>& a : s->auditor) {
+      if (a) a->end();
+    }
+    for (AuditReport& part : s->part) {
+      for (JournalAudit& j : part.journals) j.source.store = directory;
+    }
+    if (out_selected && in_selected) {
+      const Auditor& ob = *s->auditor[StreamPass::kOut];
+      const Auditor& ib = *s->auditor[StreamPass::kIn];
+      if (ib.begin_string_guessed() && !ob.expected_begin_string().empty() &&
+          ob.expected_begin_string() != ib.expected_begin_string()) {
+        // Its inbound messages were checked against the BeginString of the
+        // first of them, which came before any outbound one and differs
+        // from it: audit them again against the outbound one's.
+        auto reader = store::JournalReader::open(path);
+        if (!reader) return reader.error();
+        Cursor again({path, JournalDirection::kInbound, id, true, directory}, std::move(*reader));
+        AuditReport part;
+        Auditor inbound(options, part, &tools);
+        inbound.expect_begin_string(ob.expected_begin_string());
+        inbound.ignore_corruptions();  // the outbound auditor reported them
+        inbound.audit(again);
+        s->part[StreamPass::kIn] = std::move(part);
+        ++out.passes;
+        out.records_read += again.records_read();
+      }
+    }
+    SessionAudit session;
+    session.stream = id;
+    session.name = s->name;
+    session.directory = directory;
+    session.report = session_report(*s, directory, options, journal_findings);
+    out.ok = out.ok && session.report.ok;
+    out.sessions.push_back(std::move(session));
+    s.reset();  // its auditors and their reports: memory of a thousand sessions
+  }
+  return out;
 }
 
 // ---- JSON --------------------------------------------------------------------------

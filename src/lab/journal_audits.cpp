@@ -1,6 +1,8 @@
 #include "hft/lab/journal_audits.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -47,6 +49,25 @@ std::uint64_t count_of(const Map& per_type, const std::string& type) {
   return it == per_type.end() ? 0 : it->second;
 }
 
+// The verdict of an audit that found `failures` (the first described in
+// `first`) and `got` messages of `counted_type` where `expected` were sent.
+void judge(AuditResult& out, std::string detail, std::uint64_t failures, const std::string& first,
+           std::uint64_t got, std::uint64_t expected, const std::string& counted_type) {
+  if (failures != 0) {
+    out.status = AuditResult::Status::kFail;
+    detail += "; FAILED: " + std::to_string(failures) + " failure(s)";
+    if (!first.empty()) detail += ", first: " + first;
+  } else if (got != expected) {
+    out.status = AuditResult::Status::kFail;
+    detail += "; FAILED: " + std::to_string(got) + " 35=" + counted_type + " messages, expected " +
+              std::to_string(expected);
+  } else {
+    out.status = AuditResult::Status::kPass;
+    detail += "; 35=" + counted_type + " count " + std::to_string(got) + " == expected";
+  }
+  out.detail = std::move(detail);
+}
+
 AuditResult audit_libhft_journal(const fs::path& dir, audit::DirectionSelect direction,
                                  const std::string& counted_type, std::uint64_t expected, const char* what,
                                  const std::string& spec_dir) {
@@ -76,19 +97,9 @@ AuditResult audit_libhft_journal(const fs::path& dir, audit::DirectionSelect dir
                        std::to_string(report->first_seq) + ".." + std::to_string(report->last_seq) +
                        "; record CRC, framing/CheckSum, MsgSeqNum, validation (" + report->dictionary +
                        ") and sequence checked";
-  if (!report->ok) {
-    out.status = AuditResult::Status::kFail;
-    detail += "; FAILED: " + std::to_string(report->failure_count) + " failure(s)";
-    if (const auto* f = report->first_failure(); f != nullptr) detail += ", first: " + f->describe();
-  } else if (got != expected) {
-    out.status = AuditResult::Status::kFail;
-    detail += "; FAILED: " + std::to_string(got) + " 35=" + counted_type + " messages, expected " +
-              std::to_string(expected);
-  } else {
-    out.status = AuditResult::Status::kPass;
-    detail += "; 35=" + counted_type + " count " + std::to_string(got) + " == expected";
-  }
-  out.detail = std::move(detail);
+  const auto* f = report->first_failure();
+  judge(out, std::move(detail), report->ok ? 0 : std::max<std::uint64_t>(report->failure_count, 1),
+        f != nullptr ? f->describe() : "", got, expected, counted_type);
   return out;
 }
 
@@ -119,6 +130,101 @@ AuditResult audit_venue_store(const fs::path& session_dir, std::uint64_t orders,
   AuditResult out = audit_libhft_journal(session_dir, audit::DirectionSelect::kOutbound, "8", reports,
                                          "venue outbound journal", spec_dir);
   return combine_audits({{"in", std::move(in)}, {"out", std::move(out)}});
+}
+
+namespace {
+
+/// One direction of a session audited by audit_shared_sessions, as
+/// audit_libhft_journal says it of a session store's journal.
+AuditResult shared_direction_result(const audit::AuditReport& report, const audit::JournalAudit& j,
+                                    const std::string& counted_type, std::uint64_t expected,
+                                    const char* what) {
+  AuditResult out;
+  out.checked = j.records;
+  const std::uint64_t got = count_of(j.per_type, counted_type);
+  std::string detail =
+      std::string(what) + " " + report.directory + " (stream " + std::to_string(j.source.stream) + " of " +
+      j.source.path + "): " + std::to_string(j.records) + " messages in " + std::to_string(j.segments) +
+      " segment(s) (" + detail::per_type_text(j.per_type) + "), seqs " + std::to_string(j.first_seq) + ".." +
+      std::to_string(j.last_seq) + "; record CRC, framing/CheckSum, MsgSeqNum, validation (" +
+      report.dictionary + ") and sequence checked";
+  // The first failure kept of this direction (a corrupt record of the
+  // journal and its repairs are the outbound direction's, read first).
+  std::string first;
+  for (const audit::AuditFailure& f : report.failures) {
+    if (f.direction == j.source.direction) {
+      first = f.describe();
+      break;
+    }
+  }
+  judge(out, std::move(detail), j.failures, first, got, expected, counted_type);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, AuditResult>> audit_venue_shared_store(
+    const fs::path& store_root, const std::vector<VenueSessionCounts>& sessions,
+    const std::string& spec_dir) {
+  std::vector<std::pair<std::string, AuditResult>> out;
+  const std::string journal_dir = (store_root / "shared-journal").string();
+  const auto every = [&](AuditResult::Status status, const std::string& detail) {
+    for (const VenueSessionCounts& s : sessions)
+      out.emplace_back(s.directory, AuditResult{status, 0, detail});
+    out.emplace_back("shared journal", AuditResult{status, 0, detail});
+    return out;
+  };
+  std::string dict_error;
+  audit::AuditOptions options;
+  options.dictionary = reference_dictionary(spec_dir, dict_error);
+  if (!options.dictionary) {
+    return every(AuditResult::Status::kNotRun,
+                 "venue shared journal: dictionary not loaded (" + dict_error + ")");
+  }
+  options.begin_string = std::string(ref::kBeginString);
+  options.max_failures = 5;
+  auto all = audit::audit_shared_sessions(journal_dir, options);
+  if (!all) return every(AuditResult::Status::kFail, "venue shared journal: " + all.error().message);
+  std::map<std::string, const audit::SessionAudit*, std::less<>> by_name;
+  // The first stream of a name, as audit_journal() of the directory finds it.
+  for (const audit::SessionAudit& s : all->sessions) by_name.emplace(s.name, &s);
+  for (const VenueSessionCounts& s : sessions) {
+    const auto it = by_name.find(s.directory);
+    if (it == by_name.end()) {
+      out.emplace_back(s.directory,
+                       AuditResult{AuditResult::Status::kFail, 0,
+                                   "venue session " + s.directory + ": the shared journal " + journal_dir +
+                                       " names no stream so (the session never opened its store)"});
+      continue;
+    }
+    const audit::AuditReport& r = it->second->report;
+    AuditResult in, ob;
+    for (const audit::JournalAudit& j : r.journals) {
+      if (j.source.direction == audit::JournalDirection::kInbound) {
+        in = shared_direction_result(r, j, "D", s.orders, "venue inbound journal");
+      } else {
+        ob = shared_direction_result(r, j, "8", s.reports, "venue outbound journal");
+      }
+    }
+    out.emplace_back(s.directory, combine_audits({{"in", std::move(in)}, {"out", std::move(ob)}}));
+  }
+  const audit::AuditReport& j = all->journal;
+  AuditResult journal;
+  journal.detail =
+      "venue shared journal " + journal_dir + ": " + std::to_string(j.records) + " records (" +
+      std::to_string(j.journals.empty() ? 0 : j.journals.front().streams) + " streams) and " +
+      std::to_string(j.control_records) + " control records in " + std::to_string(j.segments) +
+      " segment(s), read once for every session; record CRC, control records, record numbers and "
+      "stream headers checked";
+  if (j.ok) {
+    journal.status = AuditResult::Status::kPass;
+  } else {
+    journal.status = AuditResult::Status::kFail;
+    journal.detail += "; FAILED: " + std::to_string(j.failure_count) + " failure(s)";
+    if (const auto* f = j.first_failure(); f != nullptr) journal.detail += ", first: " + f->describe();
+  }
+  out.emplace_back("shared journal", std::move(journal));
+  return out;
 }
 
 AuditResult combine_audits(const std::vector<std::pair<std::string, AuditResult>>& parts) {

@@ -509,9 +509,57 @@ TEST_F(HftBenchLanes, rx_growing_variant_uses_the_load_lanes_journal_settings) {
   EXPECT_NE(o.err.find("variant growing sets the journal of the venue the lane starts"), std::string::npos) << o.err;
 }
 
+// --venue-journal shared: the venue's sessions journal into one journal
+// (JournalLayout=shared) and the lane audits them all, and the journal
+// itself, in one pass over it; its notes say which layout ran.
+TEST_F(HftBenchLanes, load_lane_with_a_shared_venue_journal_audits_every_session_in_one_pass) {
+  const json report = run_passing(
+      "--lanes load --variants load:max --sessions 10 --calls 5000 --warmup 500 --probe-calls 200 "
+      "--segment-size 1MiB --venue-journal shared");
+  ASSERT_TRUE(report.is_object());
+  ASSERT_EQ(report["runs"].size(), 1u);
+  const json& run = report["runs"][0];
+  const std::string id = run["id"];
+  EXPECT_EQ(run["error"], "") << id;
+  EXPECT_EQ(run["audit"]["status"], "pass") << id << ": " << run["audit"]["detail"];
+  const std::string detail = run["audit"]["detail"];
+  EXPECT_NE(detail.find("11 venue sessions (10 load + PROBE), audited in one pass over the shared journal "),
+            std::string::npos)
+      << detail;
+  EXPECT_NE(detail.find("(stream 1 of "), std::string::npos) << detail;
+  EXPECT_NE(detail.find("35=D count "), std::string::npos) << detail;
+  EXPECT_NE(detail.find("35=8 count "), std::string::npos) << detail;
+  EXPECT_NE(detail.find("(11 streams)"), std::string::npos) << "the journal's own record checks: " << detail;
+  EXPECT_GT(run["audit"]["checked"].get<std::uint64_t>(), 2u * 5000u) << "every order and report checked";
+
+  // A reader of report.json knows the layout.
+  EXPECT_EQ(run["notes"]["load.venue_journal"], "shared") << id;
+  const std::string venue = run["notes"]["venue"];
+  EXPECT_NE(venue.find("JournalLayout=shared"), std::string::npos) << venue;
+  const std::string journals = run["notes"]["venue journals"];
+  EXPECT_EQ(journals.rfind("journals: ", 0), 0u) << journals;
+  EXPECT_NE(journals.find("(JournalLayout=shared: one journal on disk"), std::string::npos) << journals;
+  const double disk = std::stod(run["notes"]["load.venue_disk_bytes"].get<std::string>());
+  const double shared = std::stod(run["notes"]["load.venue_shared_journal_disk_bytes"].get<std::string>());
+  EXPECT_GT(shared, 0) << "the store root's disk use includes shared-journal/";
+  EXPECT_LE(shared, disk);
+  const std::string memory = run["notes"]["venue memory and disk"];
+  EXPECT_NE(memory.find("MiB in the shared journal"), std::string::npos) << memory;
+
+  // The venue wrote one journal and session directories of seqnums.dat
+  // only (the audited run's files are emptied and set aside, not removed).
+  const fs::path store = dir_ / "lab" / "runs" / ".emptied" / id / "venue-store";
+  ASSERT_TRUE(fs::is_directory(store / "shared-journal")) << store;
+  EXPECT_TRUE(fs::exists(store / "shared-journal" / "00000001.seg")) << store;
+  const fs::path session = store / "FIXT.1.1-EXECUTOR-CLIENT1";
+  EXPECT_TRUE(fs::exists(session / "seqnums.dat")) << session;
+  EXPECT_FALSE(fs::exists(session / "outbound")) << session;
+}
+
 TEST_F(HftBenchLanes, load_lane_options_are_checked_before_anything_runs) {
-  for (const char* bad : {"--sessions 0", "--sessions 10,x", "--load-threads 3", "--load-rate -5",
-                          "--venue-poll sometimes", "--sessions 2000 --calls 1000"}) {
+  for (const char* bad :
+       {"--sessions 0", "--sessions 10,x", "--load-threads 3", "--load-rate -5", "--venue-poll sometimes",
+        "--venue-journal pooled", "--sessions 2000 --calls 1000"}) {
     const Outcome o = run(std::string("--lanes load --calls 1000 ") + bad);
     EXPECT_EQ(o.exit_code, 2) << bad << ": " << o.out << o.err;
     EXPECT_NE(o.err.find("hft-bench: "), std::string::npos) << bad << ": " << o.err;

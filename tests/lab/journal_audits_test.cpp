@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "support/temp_dir.hpp"
 
@@ -55,6 +56,28 @@ TEST(JournalAudits, a_libhft_store_without_its_dictionaries_is_not_run) {
   const AuditResult r = audit_client_journal(tmp.sub("store"), 1, tmp.sub("no-spec"));
   EXPECT_EQ(r.status, Status::kNotRun);
   EXPECT_NE(r.detail.find("dictionary not loaded"), std::string::npos) << r.detail;
+}
+
+TEST(JournalAudits,
+     a_shared_venue_store_gives_a_result_per_session_and_one_for_the_journal_even_when_unreadable) {
+  // (A written one is audited end to end in apps_hft_bench_lanes_test, --venue-journal shared.)
+  const test::TempDir tmp("hft_audits");
+  const std::vector<VenueSessionCounts> sessions{{"FIXT.1.1-EXECUTOR-CLIENT1", 5, 5},
+                                                 {"FIXT.1.1-EXECUTOR-PROBE", 2, 2}};
+  const auto none = audit_venue_shared_store(tmp.path(), sessions, kSpecDir);
+  ASSERT_EQ(none.size(), 3U);
+  EXPECT_EQ(none[0].first, "FIXT.1.1-EXECUTOR-CLIENT1");
+  EXPECT_EQ(none[2].first, "shared journal");
+  for (const auto& [name, r] : none) {
+    EXPECT_EQ(r.status, Status::kFail) << name;
+    EXPECT_NE(r.detail.find(tmp.sub("shared-journal")), std::string::npos) << r.detail;
+  }
+  const auto no_dictionary = audit_venue_shared_store(tmp.path(), sessions, tmp.sub("no-spec"));
+  ASSERT_EQ(no_dictionary.size(), 3U);
+  for (const auto& [name, r] : no_dictionary) {
+    EXPECT_EQ(r.status, Status::kNotRun) << name;
+    EXPECT_NE(r.detail.find("dictionary not loaded"), std::string::npos) << r.detail;
+  }
 }
 
 TEST(JournalAudits, combined_audits_fail_if_any_failed_and_pass_only_if_all_passed) {

@@ -115,6 +115,7 @@ std::string venue_config_text(const VenueSpec& spec, const fs::path& store_dir) 
   t += "SendBufferSize=4M\n";
   if (spec.journal) {
     t += "FileStorePath=" + store_dir.string() + "\n";
+    if (spec.shared_journal) t += "JournalLayout=shared\n";
     t += journal_keys(spec.segment_size, spec.prealloc, spec.full_size_segments);
   }
   // The rx lane connects every client before it sends any Logon: all of

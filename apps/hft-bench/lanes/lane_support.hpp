@@ -95,6 +95,11 @@ struct VenueSpec {
   /// JournalInitialSegmentSize = segment_size (tx/rtt/rx: arms compare
   /// sizes); false: the engine's growth from its initial size (load).
   bool full_size_segments = true;
+  /// JournalLayout=shared: every session journals into one journal,
+  /// <store>/shared-journal, the session directories hold only seqnums.dat
+  /// (load --venue-journal shared); false: the engine's default, a journal
+  /// per session and direction.
+  bool shared_journal = false;
   bool prealloc = true;
   /// hft-venue --sink (orders journaled, none answered) instead of --no-fill
   /// (one ExecutionReport per order).

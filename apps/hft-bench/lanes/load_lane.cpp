@@ -7,7 +7,10 @@
 //   load thread 0 (--client-core)         hft-venue (--server-core)
 //     generator: CLIENT1..  epoll  ----->  one engine thread, N+1 sessions,
 //     probe PROBE (window 1), polled       validation FIXT11 + FIX50SP2,
-//       once per loop iteration            journals in RUN/venue-store
+//       once per loop iteration            journals in RUN/venue-store (a
+//                                          journal per session and direction,
+//                                          or --venue-journal shared: one,
+//                                          RUN/venue-store/shared-journal)
 //   [load thread 1 (--load-core, default --client-core): CLIENT2, 4, ...]
 //
 // One run (one N, one variant):
@@ -27,7 +30,8 @@
 //               none ran, a max phase of --calls orders is run first here)
 //      with the probe in closed loop throughout ("loaded")
 //   6. venue memory (/proc/PID/status), log out, stop, disk (st_blocks of
-//      RUN/venue-store), audit every session's journals
+//      RUN/venue-store), audit every session's journals (shared: every
+//      session's streams and the journal itself in one pass over it)
 //
 // The probe's round trip is TSC just before its send() to TSC after the
 // recv() that returned its ExecutionReport. Under load it includes the load
@@ -76,6 +80,7 @@ struct LoadSettings {
   double rate = 0;                          ///< --load-rate; 0: half of max
   std::uint64_t probe_calls = 10'000;
   bool venue_busy = false;                  ///< --venue-poll busy
+  bool shared_journal = false;              ///< --venue-journal shared (JournalLayout=shared)
 };
 
 std::string extra_or(const LaneConfig& c, const char* key, const char* fallback) {
@@ -148,6 +153,12 @@ Expected<LoadSettings> load_settings(const LaneConfig& c) {
   const std::string poll = extra_or(c, "venue-poll", "epoll");
   if (poll != "epoll" && poll != "busy") return Error{"--venue-poll " + poll + ": use epoll or busy"};
   s.venue_busy = poll == "busy";
+  const std::string layout = extra_or(c, "venue-journal", "session");
+  if (layout != "session" && layout != "shared") {
+    return Error{"--venue-journal " + layout +
+                 ": use session (a journal per session and direction) or shared (JournalLayout=shared)"};
+  }
+  s.shared_journal = layout == "shared";
   return s;
 }
 
@@ -329,6 +340,7 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   spec.segment_size = cfg.segment_size;
   spec.full_size_segments = false;
   spec.prealloc = cfg.prealloc;
+  spec.shared_journal = set.shared_journal;
   spec.listen_timeout_s = 15.0 + 0.1 * n;
   // Exit logs out and closes every session and unmaps its journals: 3.8 s
   // for 1,001 sessions that never logged on, more after traffic.
@@ -352,13 +364,19 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   }
   std::unique_ptr<VenueProcess> venue = std::move(*started);
   const auto t_listen = std::chrono::steady_clock::now();
-  result.notes.emplace_back("venue", "hft-venue pid " + std::to_string(venue->pid()) + ", " + std::to_string(n) +
-                                         " load sessions + PROBE, PollMode=" +
-                                         (set.venue_busy ? "busy" : "epoll (EpollTimeoutMs=0, busy-spin)") +
-                                         ", --no-fill, journal segments growing from the engine's "
-                                         "JournalInitialSegmentSize up to " +
-                                         std::to_string(spec.segment_size >> 20) +
-                                         " MiB, MaxConnections unset (every configured session)");
+  result.notes.emplace_back(
+      "venue", "hft-venue pid " + std::to_string(venue->pid()) + ", " + std::to_string(n) +
+                   " load sessions + PROBE, PollMode=" +
+                   (set.venue_busy ? "busy" : "epoll (EpollTimeoutMs=0, busy-spin)") + ", --no-fill, " +
+                   (set.shared_journal ? "JournalLayout=shared (one journal for every session, "
+                                         "venue-store/shared-journal; the session directories hold "
+                                         "seqnums.dat only)"
+                                       : "JournalLayout=session (a journal per session and direction)") +
+                   ", journal segments growing from the engine's "
+                   "JournalInitialSegmentSize up to " +
+                   std::to_string(spec.segment_size >> 20) +
+                   " MiB, MaxConnections unset (every configured session)");
+  result.notes.emplace_back("load.venue_journal", set.shared_journal ? "shared" : "session");
   if (ctx.progress_total != nullptr) ctx.progress_total->store(cfg.warmup + cfg.calls);
 
   // Until the logons are done (connection buffers come with them), a
@@ -568,22 +586,57 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
     }
   }
   if (const std::string journals = venue->log_line_from("journals: "); !journals.empty()) {
-    result.notes.emplace_back("venue journals", journals);
+    // hft-venue counts a shared journal's sessions and the journal apart.
+    result.notes.emplace_back(
+        "venue journals",
+        journals +
+            (set.shared_journal
+                 ? " (JournalLayout=shared: one journal on disk, venue-store/shared-journal; hft-venue "
+                   "counts "
+                   "each session's stream as a journal written, with its records, and the shared journal as "
+                   "one more, with its segments, rotations and service work, counted once)"
+                 : ""));
   }
   result.notes.emplace_back("load.venue_stop_s", fmt("%.3f", stop_s));
+  // st_blocks of everything under the store root: with the shared layout
+  // its shared-journal/ and the sessions' seqnums.dat.
   const std::uint64_t disk = allocated_bytes(venue->store_dir());
+  const std::filesystem::path shared_dir = venue->store_dir() / "shared-journal";
+  const std::uint64_t shared_disk = set.shared_journal ? allocated_bytes(shared_dir) : 0;
+  const auto session_dir = [](const std::string& comp) {
+    return std::string(ref::kBeginString) + "-" + std::string(ref::kTarget) + "-" + comp;
+  };
   std::vector<std::pair<std::string, AuditResult>> audits;
-  for (const auto& [comp, orders] : totals) {
-    const auto dir = venue->store_dir() / (std::string(ref::kBeginString) + "-" + std::string(ref::kTarget) + "-" + comp);
-    audits.emplace_back(comp, audit_venue_store(dir, orders, orders));
+  const auto t_audit = std::chrono::steady_clock::now();
+  if (set.shared_journal) {
+    // One pass over the shared journal for every session: audit_venue_store
+    // per session would read all of it several times per session.
+    std::vector<VenueSessionCounts> counts;
+    for (const auto& [comp, orders] : totals) counts.push_back({session_dir(comp), orders, orders});
+    audits = audit_venue_shared_store(venue->store_dir(), counts, spec_dir());
+  } else {
+    for (const auto& [comp, orders] : totals) {
+      audits.emplace_back(comp, audit_venue_store(venue->store_dir() / session_dir(comp), orders, orders));
+    }
   }
+  const double audit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_audit).count();
+  result.notes.emplace_back("load.venue_audit_s", fmt("%.3f", audit_s));
   result.audit = combine_audits(audits);
   if (result.audit.status == AuditResult::Status::kPass) {
     // N + 1 sessions of detail would be a megabyte of text: the count says it.
-    result.audit.detail = std::to_string(audits.size()) + " venue sessions (" + std::to_string(n) +
-                          " load + PROBE): each inbound journal holds exactly the orders its connection sent, each "
-                          "outbound journal as many ExecutionReports; record CRC, framing/CheckSum, MsgSeqNum, "
-                          "validation (FIXT11 + FIX50SP2) and sequence checked. First: " + audits.front().second.detail;
+    const std::size_t sessions_audited = totals.size();
+    result.audit.detail =
+        std::to_string(sessions_audited) + " venue sessions (" + std::to_string(n) + " load + PROBE)" +
+        (set.shared_journal ? ", audited in one pass over the shared journal " + shared_dir.string() +
+                                  " (JournalLayout=shared): each session's inbound stream holds exactly the "
+                                  "orders its connection "
+                                  "sent, its outbound stream as many ExecutionReports; "
+                            : ": each inbound journal holds exactly the orders its connection sent, each "
+                              "outbound journal as many "
+                              "ExecutionReports; ") +
+        "record CRC, framing/CheckSum, MsgSeqNum, validation (FIXT11 + FIX50SP2) and sequence checked. "
+        "First: " +
+        audits.front().second.detail + (set.shared_journal ? " | " + audits.back().second.detail : "");
   }
   result.notes.emplace_back("journal disk use", empty_run_journals(cfg.run_dir, result.audit));
 
@@ -626,6 +679,9 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   result.notes.emplace_back("load.venue_rss_shmem_kib", std::to_string(mem.rss_shmem_kib));
   result.notes.emplace_back("load.venue_vmhwm_kib", std::to_string(mem.vm_hwm_kib));
   result.notes.emplace_back("load.venue_disk_bytes", std::to_string(disk));
+  if (set.shared_journal) {
+    result.notes.emplace_back("load.venue_shared_journal_disk_bytes", std::to_string(shared_disk));
+  }
   result.notes.emplace_back("load.venue_listen_s", fmt("%.4f", listen_s));
   result.notes.emplace_back("load.venue_startup_s", fmt("%.4f", startup_s));
 
@@ -655,9 +711,15 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
                 static_cast<double>(mem.vm_rss_kib) / 1024, static_cast<double>(mem.rss_anon_kib) / 1024,
                 static_cast<double>(mem.rss_file_kib) / 1024, static_cast<double>(mem.rss_shmem_kib) / 1024,
                 static_cast<double>(mem.vm_hwm_kib) / 1024, static_cast<double>(disk) / (1 << 20));
-  result.notes.emplace_back(
-      "venue memory and disk",
-      std::string(text) + (traced ? " (anon includes the venue's event trace ring, ~12 MiB)" : ""));
+  std::string disk_where;
+  if (set.shared_journal) {
+    disk_where =
+        " (JournalLayout=shared: " + fmt("%.1f", static_cast<double>(shared_disk) / (1 << 20)) +
+        " MiB in the shared journal, venue-store/shared-journal; the rest the sessions' seqnums.dat)";
+  }
+  result.notes.emplace_back("venue memory and disk",
+                            std::string(text) + disk_where +
+                                (traced ? " (anon includes the venue's event trace ring, ~12 MiB)" : ""));
   std::snprintf(text, sizeof text,
                 "%.3f s from spawn to the first Logon answered (%.3f s to its port file: listening; the port file is "
                 "polled every 5 ms); the %u load sessions connected and logged on in %.3f s",
@@ -957,7 +1019,8 @@ Lane make_load_lane() {
   lane.available = true;
   lane.variants = {"max", "paced"};
   lane.default_variants = {"max", "paced"};
-  lane.controls = {"sessions", "load-threads", "load-core", "load-rate", "probe-calls", "venue-poll"};
+  lane.controls = {"sessions",    "load-threads", "load-core",    "load-rate",
+                   "probe-calls", "venue-poll",   "venue-journal"};
   lane.preflight = load_preflight;
   lane.run = run_load;
   // One run set per --sessions entry (the runner plans one per cell), and

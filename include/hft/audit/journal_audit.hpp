@@ -24,6 +24,10 @@
 // A shared journal given itself (its first record names stream 1) is read
 // whole and audited record by record only: record, and stream (a valid
 // stream header naming a known stream); its messages are audited per session.
+// audit_shared_sessions() does both at once: it reads the shared journal
+// once and audits the journal itself and every session (stream) it names,
+// each as audit_journal() of the session's directory would, where auditing
+// N sessions one by one reads the whole journal about 4N times.
 //
 // What the audit checks, per data record, in this order (the first check that
 // fails names the record; later records are still audited and counted):
@@ -412,6 +416,67 @@ struct AuditReport {
 /// be read at all (resolve_journals' errors). Failures inside records never
 /// become an Error.
 [[nodiscard]] Expected<AuditReport> audit_journal(const std::string& dir, const AuditOptions& options);
+
+// ---- every session of a shared journal ---------------------------------------------
+
+/// One session (stream) of a shared journal, audited as its own store.
+struct SessionAudit {
+  std::uint32_t stream = 0;  ///< its number in the shared journal
+  std::string name;          ///< the stream's name record: the session's directory name
+  /// <the shared journal's parent>/<name>: the session directory, which
+  /// holds its seqnums.dat (FileStorePath/<session dir>).
+  std::string directory;
+  /// What audit_journal(directory, options) reports: one JournalAudit per
+  /// direction options.direction selects (outbound first), per_type,
+  /// failures in the same order, the shared journal's repairs and the
+  /// session's seqnums.dat check, options.expected_count against the
+  /// session's messages.
+  AuditReport report;
+};
+
+/// Every session of a shared journal and the journal itself, from one read.
+struct SharedJournalAudit {
+  /// The journal's report and every session's are ok.
+  bool ok = true;
+  /// The shared journal read whole, record by record (record and stream
+  /// checks, its repairs): what audit_journal(shared_journal_dir, options)
+  /// reports, except that options.expected_count is the sessions' (it is
+  /// not applied here). Its failures are the journal's, reported once; a
+  /// corrupt record is also a failure of every session, as each session's
+  /// own audit_journal() finds it.
+  AuditReport journal;
+  /// Every stream a name record names, by stream number.
+  std::vector<SessionAudit> sessions;
+  /// Reads of the journal's records from its first segment to its last: 1,
+  /// plus one per session whose inbound messages had to be audited again
+  /// (when options.begin_string is empty, audit_journal() expects every
+  /// message of a session to have the BeginString of its first outbound
+  /// one; a session whose first inbound message came before any outbound
+  /// one and has another BeginString is read again to know that).
+  std::uint64_t passes = 0;
+  /// Records (data, control and corrupt) those passes read.
+  std::uint64_t records_read = 0;
+};
+
+/// Audits every session of the shared journal at `shared_journal_dir`
+/// (<FileStorePath>/shared-journal) and the journal itself in one pass over
+/// its records: each record goes to the journal's record checks and, by its
+/// stream header, to its session's auditor of that direction (one per
+/// stream and direction). Each SessionAudit's report is the one
+/// audit_journal() gives for <parent>/<name>; the repairs the journal's
+/// files show are found once and given to every session, as audit_journal()
+/// does for each. `shared_journal_dir` is used as given without trailing
+/// slashes (the paths in the reports derive from it). Unlike
+/// audit_journal(<parent>/<name>), a stream is audited even when its
+/// session directory is gone (no seqnums.dat: no seqnums check) or when an
+/// earlier stream has the same name (audit_journal() finds only the first).
+/// Records of a stream no name record names are the journal's stream
+/// failures only.
+/// Errors (naming the path): resolve_journals' for the directory; it is not
+/// a shared journal (a session store, or a journal whose first record does
+/// not name stream 1).
+[[nodiscard]] Expected<SharedJournalAudit> audit_shared_sessions(const std::string& shared_journal_dir,
+                                                                 const AuditOptions& options);
 
 /// The report as JSON text (nlohmann-json layout; `indent` < 0: one line).
 [[nodiscard]] std::string to_json(const AuditReport& report, int indent = 2);

@@ -38,6 +38,32 @@ namespace hft::lab {
 [[nodiscard]] AuditResult audit_venue_store(const std::filesystem::path& session_dir, std::uint64_t orders,
                                             std::uint64_t reports, const std::string& spec_dir);
 
+/// One venue session as the run saw it, for audit_venue_shared_store.
+struct VenueSessionCounts {
+  /// Its directory's name under the store root (the session's stream name),
+  /// e.g. "FIXT.1.1-EXECUTOR-CLIENT1".
+  std::string directory;
+  std::uint64_t orders = 0;   ///< NewOrderSingles its connection sent
+  std::uint64_t reports = 0;  ///< ExecutionReports it should have answered
+};
+
+/// Audits the venue sessions of a shared journal (JournalLayout=shared:
+/// <store_root>/shared-journal) in one pass over it
+/// (audit::audit_shared_sessions), where audit_venue_store per session
+/// would read the whole journal several times per session. Returns one
+/// result per entry of `sessions`, named by its directory, as
+/// audit_venue_store gives (its inbound stream holds exactly `orders`
+/// NewOrderSingles, its outbound stream `reports` ExecutionReports, both
+/// pass every check; the two parts' details joined with " | "), then one
+/// named "shared journal" for the journal's own record checks (checked: 0,
+/// its records are the sessions' messages). A session the journal names no
+/// stream for fails; streams of sessions not in `sessions` are not looked
+/// at. Not run (every entry): the dictionaries in `spec_dir` did not load.
+/// Fails (every entry): the shared journal cannot be read.
+[[nodiscard]] std::vector<std::pair<std::string, AuditResult>> audit_venue_shared_store(
+    const std::filesystem::path& store_root, const std::vector<VenueSessionCounts>& sessions,
+    const std::string& spec_dir);
+
 /// Combines audits: fail if any failed, pass if all passed (and there is
 /// at least one), else not run. Details joined with " | ", counts summed.
 [[nodiscard]] AuditResult combine_audits(const std::vector<std::pair<std::string, AuditResult>>& parts);
