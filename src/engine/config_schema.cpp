@@ -345,7 +345,8 @@ constexpr std::array kSchema = {
                            "(docs/shared_journal.md); the session directories hold only seqnums.dat. One writer "
                            "and one set of segments for every session: the journal service's work, the files and "
                            "the page cache follow the bytes journaled, not the session count. Its Journal* "
-                           "settings must be the same for every session of the FileStorePath.",
+                           "settings must be the same for every session of the FileStorePath; "
+                           "JournalRetainSegments is not supported with it (must be 0).",
             .choices = "session|shared", .scope = kEngine},
     KeySpec{.name = "JournalPrealloc", .type = T::kBool, .default_value = "Y",
             .description = "N: nothing is prepared ahead of the writer, as in an engine without preallocation (a "

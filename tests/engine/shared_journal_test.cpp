@@ -181,6 +181,44 @@ TEST(SharedJournalEngine, a_session_added_at_run_time_gets_its_own_stream_and_ke
   client->logout_all(5'000'000'000);
 }
 
+TEST(SharedJournalEngine,
+     a_template_session_gets_its_stream_at_its_first_logon_and_finds_it_after_a_restart) {
+  hft::test::TempDir dir;
+  const fs::path store = fs::path(dir.path()) / "venue";
+  const std::string venue_text =
+      "[DEFAULT]\nConnectionType=acceptor\nBeginString=FIX.4.4\nSenderCompID=VENUE\nHeartBtInt=30\n"
+      "NonStopSession=Y\nUseDataDictionary=N\nSocketAcceptPort=0\nJournalLayout=shared\nFileStorePath=" +
+      store.string() + "\nLogLevel=error\n[SESSION]\nAcceptorTemplate=Y\nTargetCompID=C*\n";
+  Counting venue_app, client_app;
+  auto venue = hft::test::make_engine(venue_text, venue_app);
+  ASSERT_TRUE(venue);
+  EXPECT_EQ(venue->session_count(), 0u);
+  auto client = hft::test::make_engine(
+      client_config((fs::path(dir.path()) / "client").string(), 2, venue->listen_port()), client_app);
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(test::poll_until(
+      *venue, *client, [&] { return all_logged_on(*client); }, 60'000'000'000));
+  EXPECT_EQ(venue->session_count(), 2u);
+  EXPECT_EQ(entries(store),
+            (std::set<std::string>{"FIX.4.4-VENUE-C1", "FIX.4.4-VENUE-C2", "shared-journal"}));
+  ASSERT_EQ(test::send_test_order(*client->find(client_id(2)), 1), session::SendStatus::kOk);
+  ASSERT_TRUE(test::poll_until(*venue, *client, [&] { return venue_app.received == 1; }));
+  ASSERT_TRUE(log_out_all(*venue, *client));
+  const std::uint64_t next = venue->find(venue_id(2))->next_target_seq();
+  client.reset();
+  venue.reset();
+  // After a restart the template session's numbers come back at its Logon.
+  venue = hft::test::make_engine(venue_text, venue_app);
+  ASSERT_TRUE(venue);
+  client = hft::test::make_engine(
+      client_config((fs::path(dir.path()) / "client").string(), 2, venue->listen_port()), client_app);
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(test::poll_until(
+      *venue, *client, [&] { return all_logged_on(*client); }, 60'000'000'000));
+  EXPECT_EQ(venue->find(venue_id(2))->next_target_seq(), next + 1);  // this run's Logon
+  client->logout_all(5'000'000'000);
+}
+
 TEST(SharedJournalEngine, sessions_of_one_shared_journal_with_different_journal_settings_are_refused) {
   hft::test::TempDir dir;
   std::string text = venue_config((fs::path(dir.path()) / "venue").string(), 2);
