@@ -42,6 +42,7 @@ void StreamHeader::write(char* at) const noexcept {
 void SharedJournal::Stream::index(std::uint64_t seq, std::uint64_t record) noexcept {
   if (seq <= last_out) return;  // not replayable (as Journal: seqs must increase in an epoch)
   last_out = seq;
+  if (recent.empty()) return;  // an unnamed stream (its name record damaged): no session replays it
   recent[recent_count % kRecent] = {seq, record};
   ++recent_count;
   if (seq % kSparseEvery == 0 || sparse_count == 0) {
@@ -130,7 +131,11 @@ Expected<void> SharedJournal::scan() {
     ++scanned_;
     last_record_ = m.seq;
     StreamHeader h;
-    if (!StreamHeader::read(m.bytes, h)) {
+    // A stream is named by a record of its own before it writes, so its
+    // number cannot exceed the record's; nor can streams skip numbers by
+    // more than a damaged name record or few explain (a header that says
+    // otherwise is not this journal's: skipped, not trusted to size anything).
+    if (!StreamHeader::read(m.bytes, h) || h.stream > m.seq || h.stream > streams_.size() + kMaxStreamGap) {
       if (unreadable++ == 0) first_unreadable = m.seq;
       return true;
     }
@@ -144,6 +149,8 @@ Expected<void> SharedJournal::scan() {
       s.identity = h.value;
       s.name.assign(body.data(), body.size());
       if (s.epoch_record == 0) s.epoch_record = m.seq;
+      s.recent.resize(kRecent);  // a named stream's indexes (an unnamed one has none)
+      s.sparse.resize(kSparse);
       return true;
     }
     if (h.stream > streams_.size()) ++before_name;
@@ -208,8 +215,6 @@ SharedJournal::Stream& SharedJournal::ensure(std::uint32_t id) {
   while (streams_.size() < id) {
     auto s = std::make_unique<Stream>();
     s->id = static_cast<std::uint32_t>(streams_.size() + 1);
-    s->recent.resize(kRecent);
-    s->sparse.resize(kSparse);
     streams_.push_back(std::move(s));
   }
   return *streams_[id - 1];

@@ -1396,6 +1396,32 @@ TEST(SharedJournal, a_journal_written_without_stream_headers_opens_with_a_warnin
   EXPECT_EQ(replay_range(*a, 1, 10).seqs, seq_range(1, 1));
 }
 
+TEST(SharedJournal, a_record_naming_an_impossible_stream_is_skipped_not_trusted_to_size_the_streams) {
+  // A record with a valid CRC whose header names stream 4,000,000,000 (a
+  // damaged or foreign file): the scan must not make four billion streams.
+  TempDir dir;
+  {
+    auto j = open_journal(dir);
+    ASSERT_NE(j, nullptr);
+    auto a = open_store(*j, store_config(dir, "A"));
+    ASSERT_NE(a, nullptr);
+    ASSERT_EQ(send(*a, "A", 1), StoreStatus::kOk);
+    Journal& raw = j->journal();
+    const StreamHeader h{4'000'000'000u, StreamHeader::kOutbound, 7};
+    char bytes[StreamHeader::kSize + 4] = {};
+    h.write(bytes);
+    ASSERT_EQ(raw.append(raw.last_seq() + 1, 1, {bytes, sizeof bytes}), StoreStatus::kOk);
+  }
+  auto j = open_journal(dir);
+  ASSERT_NE(j, nullptr);
+  EXPECT_EQ(j->streams(), 1u);
+  EXPECT_TRUE(has_line(j->warnings(), "without a stream header")) << ::testing::PrintToString(j->warnings());
+  auto a = open_store(*j, store_config(dir, "A"));
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->next_sender_seq(), 2u);
+  EXPECT_EQ(replay_range(*a, 1, 10).seqs, seq_range(1, 1));
+}
+
 // ---------------------------------------------------------------------------
 // The hot path
 

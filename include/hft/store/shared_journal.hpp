@@ -132,6 +132,7 @@ class SharedJournal {
   static constexpr std::size_t kRecent = 256;        ///< last outbound messages indexed exactly
   static constexpr std::size_t kSparse = 512;        ///< sparse index entries
   static constexpr std::uint64_t kSparseEvery = 64;  ///< one sparse entry per this many seqs
+  static constexpr std::size_t kMaxStreamGap = 1024;  ///< stream numbers a scan accepts past the last known
 
   struct Mark {
     std::uint64_t seq = 0;
