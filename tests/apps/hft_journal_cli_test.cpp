@@ -13,6 +13,7 @@
 #include "audit/journal_fixture.hpp"
 #include "hft/audit/journal_audit.hpp"
 #include "hft/store/journal_reader.hpp"
+#include "hft/store/shared_journal.hpp"
 
 #ifndef HFT_JOURNAL_EXE
 #error "HFT_JOURNAL_EXE must name the hft-journal binary"
@@ -273,6 +274,92 @@ TEST_F(HftJournalCli, stats_of_a_sound_store_shows_no_repairs_in_either_journal)
   std::size_t zero = 0;
   for (const std::string& line : r.out_lines()) zero += line == "  repairs      0" ? 1 : 0;
   EXPECT_EQ(zero, 2u) << r.out;
+}
+
+// JournalLayout=shared: root/shared-journal and a session directory holding
+// only seqnums.dat. `SESSION` and `OTHER` each send a Logon and orders; the
+// tool reads a session directory as that session's own store.
+class HftJournalSharedCli : public HftJournalCli {
+ protected:
+  void SetUp() override {
+    root_ = tmp_.sub("shared");
+    store::SharedJournalConfig c;
+    c.journal = test::journal_config(root_ + "/shared-journal");
+    auto j = store::SharedJournal::open(c);
+    ASSERT_TRUE(j.ok()) << j.error().message;
+    auto open = [&](const std::string& name) {
+      store::SharedJournal::StoreConfig sc;
+      sc.directory = root_ + "/" + name;
+      sc.name = name;
+      sc.sync_new_files = false;
+      auto s = (*j)->open_store(sc, kT0);
+      EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+      return s.ok() ? std::move(*s) : nullptr;
+    };
+    auto a = open("FIX.4.4-CLIENTA-VENUE");
+    auto b = open("FIX.4.4-CLIENTB-VENUE");
+    ASSERT_TRUE(a && b);
+    FixBuilder fa{"FIX.4.4", "CLIENTA", "VENUE"}, fb{"FIX.4.4", "CLIENTB", "VENUE"};
+    std::int64_t t = kT0;
+    for (std::uint64_t seq = 1; seq <= 6; ++seq) {
+      // CLIENTA skips its seq 4 (a gap for the audit to find when asked).
+      if (seq != 4 || !gap_) {
+        ASSERT_TRUE(seq == 1 ? fa.write(*a, "A", 1, t += kMs, test::logon_body())
+                             : fa.write(*a, "D", seq, t += kMs, test::order_body(seq)));
+      }
+      ASSERT_TRUE(seq == 1 ? fb.write(*b, "A", 1, t += kMs, test::logon_body())
+                           : fb.write(*b, "D", seq, t += kMs, test::order_body(seq)));
+    }
+  }
+  std::string root_;
+  bool gap_ = false;
+};
+
+class HftJournalSharedGapCli : public HftJournalSharedCli {
+ protected:
+  void SetUp() override {
+    gap_ = true;
+    HftJournalSharedCli::SetUp();
+  }
+};
+
+TEST_F(HftJournalSharedCli, audit_of_a_session_directory_reads_its_stream_only) {
+  const Outcome r = run("audit " + root_ + "/FIX.4.4-CLIENTA-VENUE --json");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["records"], 6);  // CLIENTA's 6, not CLIENTB's
+  EXPECT_EQ(j["per_type"]["D"], 5);
+}
+
+TEST_F(HftJournalSharedCli, dump_of_a_session_directory_lists_its_messages_and_none_of_the_others) {
+  const Outcome r = run("dump " + root_ + "/FIX.4.4-CLIENTB-VENUE");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(count_lines_with(r.out_lines(), "SenderCompID=CLIENTB"), 6) << r.out;
+  EXPECT_EQ(count_lines_with(r.out_lines(), "SenderCompID=CLIENTA"), 0) << r.out;
+}
+
+TEST_F(HftJournalSharedCli, audit_of_the_shared_journal_checks_records_and_says_messages_are_per_session) {
+  const Outcome r = run("audit " + root_ + "/shared-journal");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("per session"), std::string::npos) << r.out;
+}
+
+TEST_F(HftJournalSharedCli, a_session_the_shared_journal_does_not_know_is_an_error_naming_both) {
+  const std::string unknown = tmp_.sub("shared/FIX.4.4-NOBODY-VENUE");
+  ASSERT_EQ(std::system(("mkdir -p " + unknown + " && touch " + unknown + "/seqnums.dat").c_str()), 0);
+  const Outcome r = run("audit " + unknown);
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("FIX.4.4-NOBODY-VENUE"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("shared-journal"), std::string::npos) << r.err;
+}
+
+TEST_F(HftJournalSharedGapCli, audit_of_a_session_with_a_gap_fails_naming_the_shared_segment) {
+  const Outcome r = run("audit " + root_ + "/FIX.4.4-CLIENTA-VENUE");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("shared-journal/00000001.seg"), std::string::npos) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("sequence"), std::string::npos) << r.out << r.err;
+  // The other session is sound.
+  EXPECT_EQ(run("audit " + root_ + "/FIX.4.4-CLIENTB-VENUE").code, 0);
 }
 
 }  // namespace
