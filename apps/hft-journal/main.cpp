@@ -340,8 +340,45 @@ struct AuditArgs {
   bool accept_repairs = false;
   bool no_validate = false;
   bool json = false;
+  bool sessions = false;
   std::size_t max_failures = 20;
 };
+
+// audit --sessions: every session of a shared journal in one read.
+int run_audit_sessions(const AuditArgs& a, const hft::audit::AuditOptions& options) {
+  auto result = hft::audit::audit_shared_sessions(a.common.dir, options);
+  if (!result) return usage_error(result.error().message);
+  const hft::audit::SharedJournalAudit& r = *result;
+  std::size_t failed = 0;
+  for (const auto& s : r.sessions) failed += s.report.ok ? 0 : 1;
+  if (a.json) {
+    std::cout << hft::audit::to_json(r) << "\n";
+  } else {
+    std::cout << "audit " << a.common.dir << " --sessions: " << (r.ok ? "OK" : "FAILED") << " ("
+              << r.sessions.size() << " sessions, " << failed << " failed; " << r.journal.records
+              << " records read " << r.passes << " time(s))\n";
+    if (!r.journal.ok)
+      std::cout << "  the journal: FAILED: " << r.journal.first_failure()->describe() << "\n";
+    for (const auto& s : r.sessions) {
+      std::uint64_t out_n = 0, in_n = 0;
+      for (const auto& j : s.report.journals)
+        (j.source.direction == hft::audit::JournalDirection::kInbound ? in_n : out_n) += j.records;
+      std::cout << "  " << s.name << " (stream " << s.stream << "): " << (s.report.ok ? "OK" : "FAILED")
+                << ", " << out_n << " out, " << in_n << " in";
+      if (!s.report.ok && s.report.first_failure() != nullptr)
+        std::cout << "; first: " << s.report.first_failure()->describe();
+      std::cout << "\n";
+    }
+  }
+  std::cout.flush();
+  if (!r.ok) {
+    std::cerr << "hft-journal: audit failed: "
+              << (r.journal.ok ? std::to_string(failed) + " session(s)" : "the journal") << " of "
+              << a.common.dir << "\n";
+    return 1;
+  }
+  return 0;
+}
 
 int run_audit(const AuditArgs& a) {
   hft::audit::AuditOptions options;
@@ -356,6 +393,7 @@ int run_audit(const AuditArgs& a) {
   options.max_failures = a.max_failures;
   if (a.expect_option != nullptr && a.expect_option->count() > 0) options.expected_count = a.expect_count;
 
+  if (a.sessions) return run_audit_sessions(a, options);
   auto result = hft::audit::audit_journal(a.common.dir, options);
   if (!result) return usage_error(result.error().message);
   const hft::audit::AuditReport& r = *result;
@@ -435,6 +473,9 @@ int run(int argc, char** argv) {
   audit.expect_option = u->add_option("--expect-count", audit.expect_count, "Fail unless exactly N messages are found");
   u->add_option("--begin-string", audit.begin_string, "Every message must carry this BeginString (e.g. FIX.4.4)");
   u->add_flag("--allow-gaps", audit.allow_gaps, "Count missing seqs without failing");
+  u->add_flag("--sessions", audit.sessions,
+              "DIR is a shared journal (JournalLayout=shared): audit every session in it, in one read, as "
+              "`audit <FileStorePath>/<session dir>` would each");
   u->add_flag("--accept-repairs", audit.accept_repairs,
               "List repairs and losses the files show (repairs.log, .cut/.lost files, a journal that stopped "
               "early) without failing");

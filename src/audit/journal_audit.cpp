@@ -1916,6 +1916,25 @@ std::string to_json(const AuditReport& report, int indent) {
   return dump(j, indent);
 }
 
+std::string to_json(const SharedJournalAudit& audit, int indent) {
+  Json o;
+  o["ok"] = audit.ok;
+  o["passes"] = audit.passes;
+  o["records_read"] = audit.records_read;
+  o["journal"] = Json::parse(to_json(audit.journal, -1));
+  Json sessions = Json::array();
+  for (const SessionAudit& s : audit.sessions) {
+    Json e;
+    e["stream"] = s.stream;
+    e["name"] = s.name;
+    e["directory"] = s.directory;
+    e["report"] = Json::parse(to_json(s.report, -1));
+    sessions.push_back(std::move(e));
+  }
+  o["sessions"] = std::move(sessions);
+  return dump(o, indent);
+}
+
 std::string to_json(const std::vector<JournalSummary>& summaries, int indent) {
   Json all = Json::array();
   for (const JournalSummary& s : summaries) {

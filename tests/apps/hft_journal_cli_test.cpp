@@ -362,5 +362,36 @@ TEST_F(HftJournalSharedGapCli, audit_of_a_session_with_a_gap_fails_naming_the_sh
   EXPECT_EQ(run("audit " + root_ + "/FIX.4.4-CLIENTB-VENUE").code, 0);
 }
 
+TEST_F(HftJournalSharedCli, audit_sessions_audits_every_session_of_the_shared_journal_in_one_read) {
+  const Outcome r = run("audit " + root_ + "/shared-journal --sessions");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const auto lines = r.out_lines();
+  EXPECT_EQ(count_lines_with(lines, "FIX.4.4-CLIENTA-VENUE (stream 1): OK, 6 out, 0 in"), 1) << r.out;
+  EXPECT_EQ(count_lines_with(lines, "FIX.4.4-CLIENTB-VENUE (stream 2): OK, 6 out, 0 in"), 1) << r.out;
+  EXPECT_NE(r.out.find("2 sessions, 0 failed"), std::string::npos) << r.out;
+  const Outcome j = run("audit " + root_ + "/shared-journal --sessions --json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["passes"], 1);
+  ASSERT_EQ(doc["sessions"].size(), 2u);
+  EXPECT_EQ(doc["sessions"][1]["name"], "FIX.4.4-CLIENTB-VENUE");
+  EXPECT_EQ(doc["sessions"][1]["report"]["records"], 6);
+}
+
+TEST_F(HftJournalSharedGapCli, audit_sessions_fails_naming_the_session_with_the_gap) {
+  const Outcome r = run("audit " + root_ + "/shared-journal --sessions");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const auto lines = r.out_lines();
+  EXPECT_EQ(count_lines_with(lines, "FIX.4.4-CLIENTA-VENUE (stream 1): FAILED"), 1) << r.out;
+  EXPECT_EQ(count_lines_with(lines, "FIX.4.4-CLIENTB-VENUE (stream 2): OK"), 1) << r.out;
+  EXPECT_NE(r.err.find("1 session(s)"), std::string::npos) << r.err;
+}
+
+TEST_F(HftJournalCli, audit_sessions_of_a_store_that_is_not_a_shared_journal_is_an_error) {
+  const Outcome r = run("audit " + store_ + " --sessions");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_FALSE(r.err.empty());
+}
+
 }  // namespace
 }  // namespace hft::audit

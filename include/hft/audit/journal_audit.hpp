@@ -480,6 +480,10 @@ struct SharedJournalAudit {
 
 /// The report as JSON text (nlohmann-json layout; `indent` < 0: one line).
 [[nodiscard]] std::string to_json(const AuditReport& report, int indent = 2);
+/// Every session's audit of a shared journal as JSON text: ok, passes,
+/// records_read, journal (its report), sessions [{stream, name, directory,
+/// report}].
+[[nodiscard]] std::string to_json(const SharedJournalAudit& audit, int indent = 2);
 /// Summaries as JSON text.
 [[nodiscard]] std::string to_json(const std::vector<JournalSummary>& summaries, int indent = 2);
 
