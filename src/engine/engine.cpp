@@ -908,8 +908,7 @@ std::string journal_settings_differ(const store::JournalConfig& a, const store::
   if (a.large_folios != b.large_folios) return "JournalLargeFolios";
   if (a.durability != b.durability) return "JournalDurability";
   if (a.fsync_interval_ns != b.fsync_interval_ns) return "JournalFsyncIntervalMs";
-  if (a.retain_segments != b.retain_segments) return "JournalRetainSegments";
-  return {};
+  return {};  // JournalRetainSegments: refused with the shared layout (session_setup)
 }
 
 }  // namespace

@@ -82,22 +82,6 @@ std::string hex_text(std::uint64_t v) {
   return buf;
 }
 
-/// mkdir -p. Returns 0 or errno.
-int make_directories(const std::string& path) {
-  if (path.empty()) return EINVAL;
-  std::string partial;
-  std::size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = path.find('/', pos + 1);
-    partial = path.substr(0, pos);
-    if (partial.empty()) continue;
-    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return errno;
-  }
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return errno;
-  return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
-}
-
 Expected<void> ensure_directory(const std::string& dir, bool create, const char* what) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) == 0) {
@@ -107,7 +91,7 @@ Expected<void> ensure_directory(const std::string& dir, bool create, const char*
   const int err = errno;
   if (err != ENOENT) return Error{dir + ": cannot access " + what + ": " + errno_text(err)};
   if (!create) return Error{dir + ": " + what + " does not exist (create_directory is off)"};
-  const int made = make_directories(dir);
+  const int made = detail::make_directories(dir);
   if (made != 0) return Error{dir + ": cannot create " + what + ": " + errno_text(made)};
   return {};
 }

@@ -229,4 +229,19 @@ std::uint32_t count_slots(const char* base, std::size_t size) noexcept {
   return linear;
 }
 
+int make_directories(const std::string& path) {
+  if (path.empty()) return EINVAL;
+  std::string partial;
+  std::size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = path.find('/', pos + 1);
+    partial = path.substr(0, pos);
+    if (partial.empty()) continue;
+    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return errno;
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return errno;
+  return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+}
+
 }  // namespace hft::store::detail

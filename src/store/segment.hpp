@@ -146,6 +146,9 @@ inline std::uint32_t slot_at(const char* base, std::size_t size, std::size_t i) 
 /// Number of leading non-zero slots (binary search; slots fill in order).
 std::uint32_t count_slots(const char* base, std::size_t size) noexcept;
 
+/// mkdir -p (mode 0755). Returns 0 or errno (ENOTDIR: `path` is a file).
+int make_directories(const std::string& path);
+
 /// errno values that mean "the file system has no room".
 inline bool is_space_errno(int err) noexcept { return err == ENOSPC || err == EFBIG || err == EDQUOT; }
 

@@ -10,6 +10,7 @@
 
 #include "hft/core/clock.hpp"
 #include "hft/store/seqnum_store.hpp"
+#include "store/segment.hpp"
 #include "store_reconcile.hpp"
 
 namespace hft::store {
@@ -252,16 +253,8 @@ Expected<std::unique_ptr<SharedStore>> SharedJournal::open_store(const StoreConf
   if (stream != nullptr && stream->store != nullptr)
     return Error{dir + ": stream " + std::to_string(stream->id) + " (" + stream->name + ") is open already"};
 
-  if (::mkdir(config.directory.c_str(), 0755) != 0 && errno != EEXIST) {
-    // Parents too (as a Journal's directory).
-    std::string partial;
-    for (std::size_t pos = 0; pos != std::string::npos;) {
-      pos = config.directory.find('/', pos + 1);
-      partial = config.directory.substr(0, pos);
-      if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
-        return Error{partial + ": cannot create directory: " + std::strerror(errno)};
-    }
-  }
+  if (const int err = detail::make_directories(config.directory); err != 0)
+    return Error{config.directory + ": cannot create the session directory: " + std::strerror(err)};
 
   SharedStoreRecovery rec;
   const bool created = stream == nullptr;
@@ -273,7 +266,6 @@ Expected<std::unique_ptr<SharedStore>> SharedJournal::open_store(const StoreConf
     fresh->name = config.name;
     fresh->recent.resize(kRecent);
     fresh->sparse.resize(kSparse);
-    fresh->epoch_created_ns = now_ns;
     stream = fresh.get();
     rec.stream_created = true;
   }
@@ -348,8 +340,7 @@ SharedStore::~SharedStore() {
   stream_->store = nullptr;
 }
 
-std::span<char> SharedStore::claim(std::size_t max_bytes) noexcept {
-  const std::span<char> room = owner_.journal_->claim(max_bytes + StreamHeader::kSize);
+std::span<char> SharedStore::take(std::span<char> room) noexcept {
   if (room.empty()) [[unlikely]] {
     owner_.claimer_ = nullptr;
     return room;
@@ -360,16 +351,12 @@ std::span<char> SharedStore::claim(std::size_t max_bytes) noexcept {
   return room.subspan(StreamHeader::kSize);
 }
 
+std::span<char> SharedStore::claim(std::size_t max_bytes) noexcept {
+  return take(owner_.journal_->claim(max_bytes + StreamHeader::kSize));
+}
+
 std::span<char> SharedStore::claim_reserve(std::size_t max_bytes) noexcept {
-  const std::span<char> room = owner_.journal_->claim_reserve(max_bytes + StreamHeader::kSize);
-  if (room.empty()) {
-    owner_.claimer_ = nullptr;
-    return room;
-  }
-  owner_.claimer_ = this;
-  room_ = room.data();
-  room_size_ = room.size() - StreamHeader::kSize;
-  return room.subspan(StreamHeader::kSize);
+  return take(owner_.journal_->claim_reserve(max_bytes + StreamHeader::kSize));
 }
 
 std::size_t SharedStore::max_claim() const noexcept {
@@ -493,7 +480,6 @@ ReplayResult SharedStore::replay(std::uint64_t begin, std::uint64_t end, std::si
       0;  // highest seq seen (delivered or before begin): later lower seqs are not replayable
   bool limit = false;
   bool stopped = false;
-  bool past_end = false;
   std::size_t delivered = 0;
   std::uint64_t next = begin;
   auto visit = [&](const StoredMessage& m) noexcept -> bool {
@@ -503,10 +489,7 @@ ReplayResult SharedStore::replay(std::uint64_t begin, std::uint64_t end, std::si
     if (h.value <= last) return true;  // not replayable (a lower seq after a higher one)
     last = h.value;
     if (h.value < begin) return true;
-    if (h.value > end || h.value > stream_->last_out) {
-      past_end = true;
-      return false;
-    }
+    if (h.value > end || h.value > stream_->last_out) return false;
     if (delivered == max_messages) {
       limit = true;
       next = h.value;
@@ -526,8 +509,8 @@ ReplayResult SharedStore::replay(std::uint64_t begin, std::uint64_t end, std::si
     return true;
   };
   ReplayFunction<decltype(visit)> v(visit);
-  const ReplayResult r = owner_.journal_->replay(std::max(from, stream_->epoch_record), owner_.last_record_,
-                                                 std::numeric_limits<std::size_t>::max(), v);
+  const ReplayResult r =
+      owner_.journal_->replay(from, owner_.last_record_, std::numeric_limits<std::size_t>::max(), v);
   result.delivered = delivered;
   result.corrupt = r.corrupt;
   result.unavailable_segments = r.unavailable_segments;
@@ -541,7 +524,6 @@ ReplayResult SharedStore::replay(std::uint64_t begin, std::uint64_t end, std::si
     result.status = ReplayStatus::kIoError;
     result.next_seq = next;
   } else {
-    (void)past_end;
     result.status = ReplayStatus::kComplete;
     result.next_seq = after_end;
   }

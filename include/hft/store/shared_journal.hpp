@@ -167,7 +167,6 @@ class SharedJournal {
   Stream& ensure(std::uint32_t id);
   /// Claim + header + body + commit of one record (warm path or recovery).
   StoreStatus append(const StreamHeader& h, std::int64_t timestamp_ns, std::span<const char> body) noexcept;
-  [[nodiscard]] std::uint64_t next_record() noexcept { return ++last_record_; }
 
   std::unique_ptr<Journal> journal_;
   /// The store whose claim is open: another store's commit finds kNoClaim
@@ -224,6 +223,9 @@ class SharedStore final : public MessageStore {
  private:
   friend class SharedJournal;
   SharedStore(SharedJournal& owner, SharedJournal::Stream& stream);
+  /// A claim of the shared journal made this store's (its header's room
+  /// kept before what the session gets), or the empty span of a failure.
+  std::span<char> take(std::span<char> room) noexcept;
 
   SharedJournal& owner_;
   SharedJournal::Stream* stream_;
