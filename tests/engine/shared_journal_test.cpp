@@ -3,6 +3,8 @@
 // seqnums.dat. Sessions resume after a restart (numbers, resend from the
 // shared journal), sessions added at run time get a stream of their own,
 // and the journal's settings cannot differ between its sessions.
+#include "hft/store/shared_journal.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -167,9 +169,13 @@ TEST(SharedJournalEngine, a_session_added_at_run_time_gets_its_own_stream_and_ke
       *venue, *client, [&] { return all_logged_on(*client); }, 60'000'000'000));
   ASSERT_EQ(test::send_test_order(*client->find(client_id(3)), 1), session::SendStatus::kOk);
   ASSERT_TRUE(test::poll_until(*venue, *client, [&] { return venue_app.received == 1; }));
-  const std::uint64_t next = venue->find(venue_id(3))->next_target_seq();
   client->find(client_id(3))->logout("bye", Engine::now());
-  ASSERT_TRUE(test::poll_until(*venue, *client, [&] { return !client->find(client_id(3))->is_logged_on(); }));
+  ASSERT_TRUE(test::poll_until(*venue, *client, [&] {
+    return !client->find(client_id(3))->is_logged_on() && !venue->find(venue_id(3))->is_logged_on();
+  }));
+  // Logon 1, the order 2, the Logout 3.
+  const std::uint64_t next = venue->find(venue_id(3))->next_target_seq();
+  EXPECT_EQ(next, 4u);
   ASSERT_TRUE(venue->remove_session(venue_id(3)));
   // Its store is closed once its connection is gone (Engine::reap).
   ASSERT_TRUE(test::poll_until(*venue, *client, [&] { return venue->session_count() == 2; }));
@@ -177,8 +183,17 @@ TEST(SharedJournalEngine, a_session_added_at_run_time_gets_its_own_stream_and_ke
   // Added again: the same stream, the numbers where they were.
   auto again = venue->add_session(more->sessions()[2]);
   ASSERT_TRUE(again) << again.error().message;
-  EXPECT_GE((*again)->next_target_seq(), next);
+  EXPECT_EQ((*again)->next_target_seq(), next);
   client->logout_all(5'000'000'000);
+  client.reset();
+  venue.reset();
+  // The journal names C1, C2 and C3 once each: C3's second store found its
+  // stream rather than starting a fourth.
+  store::SharedJournalConfig c;
+  c.journal.directory = (venue_store / "shared-journal").string();
+  auto journal = store::SharedJournal::open(c);
+  ASSERT_TRUE(journal) << journal.error().message;
+  EXPECT_EQ((*journal)->streams(), 3u);
 }
 
 TEST(SharedJournalEngine,
