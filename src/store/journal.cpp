@@ -831,6 +831,10 @@ void Journal::take_piece(std::size_t need, std::size_t physical) noexcept {
   const std::size_t from = std::max(writer_filled_, detail::page_ceil(pos_));
   const std::size_t fill_to =
       std::min({detail::page_ceil(pos_) + piece, detail::page_floor(slot_low_), taken});
+  // What the writer keeps filled past where it writes (its claim and the
+  // seal's room): the service's window starts there, not at pos_.
+  const std::size_t lead = need + seal_reserve_;
+  if (writer_lead_.load(std::memory_order_relaxed) != lead) writer_lead_.store(lead, std::memory_order_relaxed);
   const std::uint64_t t_fill = core::trace::begin();
   if (fill_to > from && fill_zeros(s, from, fill_to) == 0) writer_filled_bytes_.add(fill_to - from);
   core::trace::end(core::TraceKind::kZeroFill, t_fill, s->number, fill_to > from ? fill_to - from : 0);
@@ -1896,7 +1900,13 @@ int Journal::service_fill_ahead() noexcept {
   const std::uint64_t p = published_.load(std::memory_order_acquire);
   Segment* s = &pool_[p >> 32];
   if (s->base == nullptr || s->fill_state.load(std::memory_order_acquire) != detail::kFillIdle) return 0;
-  const std::size_t end = p & 0xFFFFFFFFu;
+  // Measured from where the writer next needs the fill to reach: its data
+  // end plus the room of its claims (a session claims MaxMessageSize,
+  // 64 KiB, for every message). From the data end alone, a window smaller
+  // than that claim was always already filled by the writer's own pieces,
+  // and the service never filled ahead of it: the writer zero-filled every
+  // page itself.
+  const std::size_t end = (p & 0xFFFFFFFFu) + writer_lead_.load(std::memory_order_relaxed);
   const std::size_t filled = s->fill_end.load(std::memory_order_relaxed);
   if (filled >= end + fill_window_ / 2) return 0;
   // The writer came within a quarter of the window: it writes faster than

@@ -598,6 +598,53 @@ TEST(FillAhead, the_service_fills_ahead_of_the_writer_and_a_writer_that_outruns_
   expect_all_records(dir.path(), c, sent);
 }
 
+// A session claims MaxMessageSize (64 KiB) for every message: the fill the
+// writer needs reaches a claim past its data end, and the service's window
+// starts there. (Measured from the data end, a 64 KiB window was always
+// inside the writer's own pieces: the service filled nothing and the writer
+// zero-filled every page of the journal itself.)
+TEST(FillAhead, the_service_fills_ahead_of_a_writer_that_claims_far_more_than_it_writes) {
+  TempDir dir;
+  JournalConfig c = fill_config(dir.path());
+  c.prepare_ahead = 64 * 1024;  // the engine's growing journals
+  c.segment_size = 4 * 1024 * 1024;
+  std::vector<std::string> sent;
+  {
+    auto j = Journal::open(c);
+    ASSERT_TRUE(j) << j.error().message;
+    const auto append = [&](std::uint64_t count) {
+      for (std::uint64_t k = 0; k < count; ++k) {
+        const std::uint64_t seq = sent.size() + 1;
+        sent.push_back(message_for(seq, 150 + seq % 200));
+        std::span<char> room = (*j)->claim(64 * 1024);
+        ASSERT_EQ(room.size(), 64u * 1024);
+        std::memcpy(room.data(), sent.back().data(), sent.back().size());
+        ASSERT_EQ((*j)->commit(seq, static_cast<std::int64_t>(seq), 0, sent.back().size(), 0), StoreStatus::kOk);
+      }
+    };
+    append(100);
+    // Bursts of 20 records (about 5 KiB) with the service between them:
+    // it keeps the fill ahead of the writer's claim.
+    const JournalStats before = (*j)->stats();
+    for (int burst = 0; burst < 200; ++burst) {
+      test::settle(**j, burst + 2);
+      append(20);
+    }
+    const JournalStats after = (*j)->stats();
+    EXPECT_GT(after.filled_bytes, before.filled_bytes + 512u * 1024);
+    // The writer takes a piece itself only near where a segment begins
+    // or ends (where the service's guard of the index stops it).
+    const std::uint64_t by_writer = after.writer_filled_bytes - before.writer_filled_bytes;
+    const std::uint64_t by_service = after.filled_bytes - before.filled_bytes;
+    EXPECT_LT(by_writer * 4, by_service) << "writer filled " << by_writer << " B in "
+                                         << after.fill_takeovers - before.fill_takeovers << " pieces, service "
+                                         << by_service << " B; " << after.rotations - before.rotations
+                                         << " rotations";
+    EXPECT_EQ(after.service_errors, 0u);
+  }
+  expect_all_records(dir.path(), c, sent);
+}
+
 TEST(FillAhead, a_writer_racing_a_busy_service_loses_no_record_and_no_index_slot) {
   // The service thread never pauses, the writer appends as fast as it can,
   // with message sizes that put records on and across every page boundary.

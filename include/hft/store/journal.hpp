@@ -583,6 +583,10 @@ class Journal {
   std::atomic<detail::Segment*> spare_{nullptr};
   alignas(64) std::atomic<std::uint64_t> published_{0};       ///< pool index << 32 | data end
   std::atomic<std::uint64_t> published_slot_low_{0};
+  /// prepare_ahead: bytes past its data end the writer keeps filled (its
+  /// last claim taken at the fence, record header and seal room included);
+  /// set by the writer when it takes a piece, read by service_fill_ahead.
+  std::atomic<std::size_t> writer_lead_{0};
   std::atomic<std::uint64_t> active_number_{0};  ///< 0: no segment yet (defer_first_segment)
   /// Size of the segment the next rotation goes to (the spare's size):
   /// twice the active one's, at most segment_size. Set by the writer.
