@@ -906,6 +906,7 @@ std::string journal_settings_differ(const store::JournalConfig& a, const store::
   if (a.evict_finished != b.evict_finished) return "JournalEvictFinished";
   if (a.evict_written != b.evict_written) return "JournalEvictWritten";
   if (a.large_folios != b.large_folios) return "JournalLargeFolios";
+  if (a.write_behind != b.write_behind) return "JournalWriteBehind";
   if (a.durability != b.durability) return "JournalDurability";
   if (a.fsync_interval_ns != b.fsync_interval_ns) return "JournalFsyncIntervalMs";
   return {};  // JournalRetainSegments: refused with the shared layout (session_setup)

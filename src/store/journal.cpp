@@ -13,11 +13,13 @@
 #include <cstring>
 #include <ctime>
 #include <limits>
+#include <new>
 
 #include "hft/core/clock.hpp"
 #include "hft/core/trace.hpp"
 #include "hft/store/journal_service.hpp"
 #include "store/segment.hpp"
+#include "store/write_behind.hpp"
 
 namespace hft::store {
 
@@ -49,6 +51,9 @@ constexpr std::size_t kFillChunk = std::size_t{512} << 10;
 constexpr std::size_t kFillPiece = std::size_t{32} << 10;
 constexpr std::int64_t kFillSliceNs = 100'000;
 constexpr std::size_t kUnmapChunk = std::size_t{4} << 20;
+// write_behind: the most the service writes out, or zeroes, in one duty cycle.
+constexpr std::size_t kWriteOutPiece = std::size_t{1} << 20;
+constexpr std::size_t kZeroPiece = std::size_t{1} << 20;
 // Zeros for pwrite(), the same block every time; never written to.
 alignas(kPageSize) constexpr char kZeros[kFillPiece] = {};
 // prepare_ahead: the farthest the service zero-fills ahead of a writer.
@@ -174,6 +179,10 @@ Journal::Journal(const JournalConfig& config)
     retained_.resize(std::max<std::size_t>(config.max_epoch_segments, config.retain_segments + 8));
   for (auto& p : pins_) p.store(kNoPin, std::memory_order_relaxed);
   fill_window_ = std::max(config.prepare_ahead, kPrefaultChunk);
+  if (config.write_behind) {
+    write_behind_ = std::make_unique<detail::WriteBehind>();
+    scratch_page_ = static_cast<char*>(::operator new (kPageSize, std::align_val_t{kPageSize}));
+  }
 }
 
 Expected<std::unique_ptr<Journal>> Journal::open(const JournalConfig& config, JournalService* service) {
@@ -200,6 +209,13 @@ Expected<std::unique_ptr<Journal>> Journal::open(const JournalConfig& config, Jo
                  " must be at most a quarter of segment_size"};
   if (config.durability == Durability::kFsync && config.fsync_interval_ns <= 0)
     return Error{dir + ": fsync_interval_ns must be positive"};
+  if (config.write_behind &&
+      (config.durability == Durability::kFsync || config.durability == Durability::kSync))
+    return Error{dir + ": write-behind buffers need durability none or os (not " +
+                 std::string(to_string(config.durability)) + ")"};
+  if (config.write_behind && config.write_behind_chunk % kPageSize != 0)
+    return Error{dir + ": write_behind_chunk " + std::to_string(config.write_behind_chunk) +
+                 " must be a multiple of 4096"};
 
   struct stat dir_st {};
   const bool dir_missing = ::stat(dir.c_str(), &dir_st) != 0 && errno == ENOENT;
@@ -231,6 +247,21 @@ Expected<std::unique_ptr<Journal>> Journal::open(const JournalConfig& config, Jo
 
 Expected<void> Journal::recover() {
   const std::string& dir = config_.directory;
+  // Records a killed process left in write-behind buffers go back into
+  // their segment files before anything reads those (whatever this open's
+  // own setting: the buffers are the journal's).
+  {
+    auto back = detail::recover_write_behind(dir);
+    if (!back) return back.error();
+    recovery_.written_back_bytes = back->bytes;
+    for (std::string& note : back->notes) recovery_.notes.push_back(std::move(note));
+  }
+  if (write_behind_ != nullptr) {
+    struct stat dir_st {};
+    if (::stat(dir.c_str(), &dir_st) == 0) {
+      if (auto opened = write_behind_->open(dir, config_.segment_size); !opened) return opened.error();
+    }
+  }
   std::vector<Listed> listed;
   {
     DIR* d = ::opendir(dir.c_str());
@@ -762,6 +793,7 @@ Expected<void> Journal::start_fresh(std::uint64_t number, std::uint64_t epoch, s
 
 Journal::~Journal() {
   if (service_ != nullptr) service_->detach(this);
+  closing_ = true;
   Segment* s = nullptr;
   if (Segment* u = unmapping_; u != nullptr) {
     // Only the rest: the part the service unmapped may be another
@@ -777,8 +809,9 @@ Journal::~Journal() {
   if (active_ != nullptr) {
     active_->final_end = pos_;
     active_->final_slot_low = slot_low_;
-    // A clean close leaves everything on disk, except under kNone.
-    if (durability_ == Durability::kOs) (void)flush();
+    // A clean close leaves everything on disk, except under kNone (a
+    // buffered segment is written out and synced by finish_buffered).
+    if (durability_ == Durability::kOs && active_->buffer < 0) (void)flush();
     finish_segment(active_);
     active_ = nullptr;
   }
@@ -790,6 +823,11 @@ Journal::~Journal() {
     filling_ = nullptr;
   }
   while (ev_count_ != 0) evict_oldest();
+  // No reader is left: every buffer written out is released (the buffer
+  // files are removed with write_behind_; one that could not be written
+  // out keeps its file for the next open).
+  if (write_behind_ != nullptr) (void)service_held_buffers();
+  if (scratch_page_ != nullptr) ::operator delete (scratch_page_, std::align_val_t{kPageSize});
 }
 
 // ---------------------------------------------------------------------------
@@ -1109,8 +1147,163 @@ void Journal::release_pool(Segment* segment) noexcept {
 int Journal::create_segment(Segment* segment, std::uint64_t number, std::size_t size) noexcept {
   char path[detail::kPathMax];
   if (!detail::format_segment_path(path, sizeof(path), config_.directory, number)) return ENAMETOOLONG;
-  return detail::create_segment_file(path, number, size, config_.record_alignment, core::realtime_ns(),
-                                     config_.session_identity, config_.large_folios, *segment);
+  const int rc =
+      detail::create_segment_file(path, number, size, config_.record_alignment, core::realtime_ns(),
+                                  config_.session_identity, config_.large_folios, *segment);
+  segment->buffer = -1;
+  segment->direct_fd = -1;
+  if (rc == 0 && write_behind_ != nullptr) (void)attach_buffer(segment, path);
+  return rc;
+}
+
+bool Journal::attach_buffer(Segment* segment, const char* path) noexcept {
+  const int b = write_behind_->acquire(segment->number, segment->size);
+  if (b < 0) {
+    write_behind_misses_.add();
+    return false;
+  }
+  char* va = write_behind_->base(b);
+  const std::size_t split = detail::write_behind_split(segment->size);
+  // The slot range stays the file's own: its mapping goes at the buffer's
+  // address past the split, so the segment is one range of addresses.
+  void* m = ::mmap(va + split, segment->size - split, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                   segment->fd, static_cast<off_t>(split));
+  if (m == MAP_FAILED) {
+    service_error(errno);
+    // The buffer's own mapping there, as it was.
+    (void)::mmap(va + split, segment->size - split, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                 write_behind_->fd(b), static_cast<off_t>(split));
+    write_behind_->give_back(b);
+    write_behind_misses_.add();
+    return false;
+  }
+  detail::advise_writer_access(va + split, segment->size - split);
+  std::memcpy(va, segment->base, kSegmentHeaderSize);
+  ::munmap(segment->base, segment->size);
+  segment->base = va;
+  segment->buffer = b;
+  segment->split = split;
+  segment->written = 0;
+  // O_DIRECT where the file system has it; otherwise write_out() writes
+  // through the page cache.
+  segment->direct_fd = ::open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+  write_behind_segments_.add();
+  return true;
+}
+
+bool Journal::write_out(Segment* s, std::size_t from, std::size_t to) noexcept {
+  std::size_t at = from;
+  while (at < to) {
+    ssize_t w = -1;
+    if (s->direct_fd >= 0) {
+      w = ::pwrite(s->direct_fd, s->base + at, to - at, static_cast<off_t>(at));
+      if (w < 0 && errno == EINVAL) {  // the file system refuses O_DIRECT here: the page cache then
+        ::close(s->direct_fd);
+        s->direct_fd = -1;
+        continue;
+      }
+    } else {
+      w = ::pwrite(s->fd, s->base + at, to - at, static_cast<off_t>(at));
+    }
+    if (w > 0) {
+      at += static_cast<std::size_t>(w);
+      write_behind_bytes_.add(static_cast<std::size_t>(w));
+    } else if (w < 0 && errno == EINTR) {
+      continue;
+    } else {
+      service_error(w < 0 ? errno : EIO);
+      flush_errors_.add();
+      return false;
+    }
+  }
+  return true;
+}
+
+int Journal::service_write_behind(std::int64_t now) noexcept {
+  const std::uint64_t p = published_.load(std::memory_order_acquire);
+  Segment* s = &pool_[p >> 32];
+  if (s->base == nullptr || s->buffer < 0) return 0;
+  // Up to the published end: whole records, committed.
+  const std::size_t end = std::min(static_cast<std::size_t>(p & 0xFFFFFFFFu), s->split);
+  if (end <= s->written) return 0;
+  if (end - s->written < config_.write_behind_chunk && now < next_write_out_ns_) return 0;
+  const std::uint64_t t = core::trace::begin();
+  const std::size_t to = std::min(detail::page_floor(end), s->written + kWriteOutPiece);
+  bool ok = to <= s->written || write_out(s, s->written, to);
+  if (ok) s->written = to;
+  if (ok && to == detail::page_floor(end) && end > to) {
+    // The page the writer is in: its records so far and zeros after them
+    // (not the claim being written there), so that a reader of the file
+    // finds its end at a record boundary. Written again, whole, next time.
+    std::memcpy(scratch_page_, s->base + to, end - to);
+    std::memset(scratch_page_ + (end - to), 0, kPageSize - (end - to));
+    const int fd = s->direct_fd >= 0 ? s->direct_fd : s->fd;
+    if (::pwrite(fd, scratch_page_, kPageSize, static_cast<off_t>(to)) != static_cast<ssize_t>(kPageSize)) {
+      service_error(errno);
+      flush_errors_.add();
+    }
+  }
+  core::trace::end(core::TraceKind::kFsync, t, s->number, end - s->written);
+  next_write_out_ns_ = now + config_.write_behind_delay_ns;
+  return 1;
+}
+
+void Journal::finish_buffered(Segment* s) noexcept {
+  // Everything the writer stored below the split: its records, and at most
+  // one claim's room past them (an abandoned or open claim's bytes).
+  const std::size_t dirty =
+      std::min(s->split, detail::page_ceil(s->final_end + kRecordHeaderSize + max_payload_ + seal_reserve_));
+  const std::size_t data_end = std::min(detail::page_ceil(s->final_end), s->split);
+  bool written = true;
+  if (data_end > s->written) written = write_out(s, s->written, data_end);
+  if (written) s->written = data_end;
+  if (written && closing_ && durability_ == Durability::kOs) {
+    // A clean close leaves everything on disk: the slot range (the file's
+    // own mapping) and what O_DIRECT left in the device's cache.
+    const std::size_t slots = std::max(detail::page_floor(s->final_slot_low), s->split);
+    if (::msync(s->base + slots, s->size - slots, MS_SYNC) != 0 || ::fdatasync(s->fd) != 0) {
+      flush_errors_.add();
+      last_errno_.store(errno, std::memory_order_relaxed);
+    }
+  }
+  if (s->direct_fd >= 0) ::close(s->direct_fd);
+  s->direct_fd = -1;
+  const Held h{s->buffer, s->split, s->size, dirty};
+  s->buffer = -1;
+  s->base = nullptr;  // the buffer's: close_segment then only closes the file
+  // A buffer whose records could not all be written out stays held, its
+  // file kept for the next open to write back.
+  if (!written) return;
+  if (!release_buffer(h)) held_[held_count_++] = h;
+}
+
+bool Journal::release_buffer(const Held& h) noexcept {
+  const bool released = write_behind_->begin_release(h.buffer, [this](std::uint64_t number) noexcept {
+    for (const auto& pin_slot : pins_)
+      if (pin_slot.load(std::memory_order_seq_cst) == number) return true;
+    return false;
+  });
+  if (!released) return false;
+  // Until here the file's mapping of the slot range was at the buffer's
+  // address (a pinned reader's view of the segment): the buffer's own again.
+  char* va = write_behind_->base(h.buffer);
+  (void)::mmap(va + h.split, h.size - h.split, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+               write_behind_->fd(h.buffer), static_cast<off_t>(h.split));
+  write_behind_->begin_zeroing(h.buffer, h.dirty);
+  return true;
+}
+
+int Journal::service_held_buffers() noexcept {
+  int work = 0;
+  for (std::size_t i = 0; i < held_count_;) {
+    if (release_buffer(held_[i])) {
+      held_[i] = held_[--held_count_];
+      ++work;
+    } else {
+      ++i;
+    }
+  }
+  return work;
 }
 
 std::size_t Journal::size_to_hold(std::size_t size, std::size_t need) const noexcept {
@@ -1134,6 +1327,11 @@ bool Journal::create_first(std::size_t need) noexcept {
     fail(detail::is_space_errno(err) ? StoreStatus::kNoSpace : StoreStatus::kIoError, err);
     return false;
   }
+  // The buffers with the directory (the service prepares no spare before
+  // this first segment exists).
+  if (write_behind_ != nullptr && !write_behind_->is_open() &&
+      !write_behind_->open(config_.directory, config_.segment_size))
+    write_behind_misses_.add();
   if (!create_on_writer(seg, size)) return false;
   segments_created_.add();
   // The pages the writer stores to first (data and slots); the service
@@ -1332,6 +1530,11 @@ ReplayResult Journal::replay(std::uint64_t begin, std::uint64_t end, std::size_t
     if (e.first_seq > end) break;
     detail::ReadView view;
     const bool active = &e == cat_active_;
+    bool buffered = false;  // read through its write-behind buffer (pinned, not mapped)
+    const auto release_view = [&]() noexcept {
+      if (!buffered) detail::unmap_readonly(view);
+      unpin();
+    };
     if (active) {
       view.base = base_;
       view.size = active_->size;
@@ -1340,8 +1543,17 @@ ReplayResult Journal::replay(std::uint64_t begin, std::uint64_t end, std::size_t
         ++result.unavailable_segments;
         continue;
       }
-      if (!detail::format_segment_path(path, sizeof(path), config_.directory, e.number) ||
-          detail::map_readonly(path, view) != 0) {
+      // A finished segment whose buffer the service has not released yet:
+      // its file may still lack the last records written out (the pin
+      // keeps the buffer from being released while it is read).
+      std::size_t held_size = 0;
+      const int b = write_behind_ != nullptr ? write_behind_->holding(e.number, held_size) : -1;
+      if (b >= 0) {
+        view.base = write_behind_->base(b);
+        view.size = held_size;
+        buffered = true;
+      } else if (!detail::format_segment_path(path, sizeof(path), config_.directory, e.number) ||
+                 detail::map_readonly(path, view) != 0) {
         unpin();
         ++result.unavailable_segments;
         continue;
@@ -1393,8 +1605,7 @@ ReplayResult Journal::replay(std::uint64_t begin, std::uint64_t end, std::size_t
         result.status = ReplayStatus::kLimit;
         result.next_seq = h.seq;
         if (!active) {
-          detail::unmap_readonly(view);
-          unpin();
+          release_view();
         }
         return result;
       }
@@ -1408,16 +1619,12 @@ ReplayResult Journal::replay(std::uint64_t begin, std::uint64_t end, std::size_t
       if (!visitor.on_message(m)) {
         result.status = ReplayStatus::kStopped;
         if (!active) {
-          detail::unmap_readonly(view);
-          unpin();
+          release_view();
         }
         return result;
       }
     }
-    if (!active) {
-      detail::unmap_readonly(view);
-      unpin();
-    }
+    if (!active) release_view();
     if (done) break;
   }
   result.status = ReplayStatus::kComplete;
@@ -1440,6 +1647,11 @@ int Journal::maintain(std::int64_t now) noexcept {
   // Without preallocation nothing is prepared ahead of the writer.
   int work = config_.preallocate ? service_spare(now) + service_prefault() : 0;
   if (config_.preallocate && config_.prepare_ahead != 0) work += service_fill_ahead();
+  if (write_behind_ != nullptr) {
+    work += service_write_behind(now);
+    work += service_held_buffers();
+    if (write_behind_->zero_some(kZeroPiece) != 0) ++work;
+  }
   work += service_retire(now);
   work += service_evict(now);
   work += service_flush(now);
@@ -1469,11 +1681,29 @@ void Journal::close_retired(Segment* s) noexcept {
 void Journal::discard_spare(Segment* s) noexcept {
   char path[detail::kPathMax];
   if (detail::format_segment_path(path, sizeof(path), config_.directory, s->number)) ::unlink(path);
+  if (s->buffer >= 0) {
+    // Never written (its header only, and pre-faulted zeros): the buffer
+    // goes back with nothing to write out.
+    if (s->direct_fd >= 0) ::close(s->direct_fd);
+    s->direct_fd = -1;
+    const Held h{s->buffer, s->split, s->size, kPageSize};
+    s->buffer = -1;
+    s->base = nullptr;
+    if (!release_buffer(h)) held_[held_count_++] = h;
+  }
   detail::close_segment(*s);
   release_pool(s);
 }
 
 void Journal::flush_finished(Segment* s) noexcept {
+  if (s->buffer >= 0) {
+    if (s == prefault_target_) prefault_target_ = nullptr;
+    if (s == prefault_active_) prefault_active_ = nullptr;
+    if (s == flush_segment_) flush_segment_ = nullptr;
+    if (s == rewarm_segment_) rewarm_segment_ = nullptr;
+    finish_buffered(s);
+    return;
+  }
   if (s == prefault_target_) prefault_target_ = nullptr;
   if (s == prefault_active_) prefault_active_ = nullptr;
   if (s == flush_segment_) flush_segment_ = nullptr;
@@ -1636,8 +1866,12 @@ int Journal::service_retire(std::int64_t now) noexcept {
   if (retired_.try_pop(s)) {
     const std::uint64_t number = s->number;
     flush_finished(s);
-    unmapping_ = s;
-    unmapped_ = 0;
+    if (s->base == nullptr) {
+      close_retired(s);  // written through a buffer (write_behind): nothing of it mapped any more
+    } else {
+      unmapping_ = s;
+      unmapped_ = 0;
+    }
     if (!retained_.empty()) {
       if (ret_count_ == retained_.size()) {
         ret_head_ = (ret_head_ + 1) % retained_.size();
@@ -1770,6 +2004,9 @@ bool Journal::renumber_spare(Segment* s) noexcept {
   SegmentHeader header;
   detail::fill_header(header, number, s->size, s->alignment, core::realtime_ns(), config_.session_identity);
   std::memcpy(s->base, &header, sizeof(header));
+  // A buffered spare's header is the buffer's: the file gets it too, so a
+  // buffer left by a crash matches its file (detail::recover_write_behind).
+  if (s->buffer >= 0) (void)::pwrite(s->fd, &header, sizeof(header), 0);
   core::trace::emit_point(core::TraceKind::kSpareReady, number, s->size);
   s->number = number;
   spares_renumbered_.add();
@@ -1787,6 +2024,7 @@ void Journal::spare_failed(int err, std::int64_t now) noexcept {
 
 int Journal::service_fill(std::int64_t now) noexcept {
   Segment* s = filling_;
+  if (s->buffer >= 0 && fill_next_ < s->split) fill_next_ = s->split;  // the buffer's bytes are zero
   if (fill_next_ < s->size) {
     // Up to the next kFillChunk boundary (the first chunk starts after the
     // header), in page-aligned pieces, while the slice lasts.
@@ -1880,6 +2118,14 @@ int Journal::service_prefault() noexcept {
 }
 
 int Journal::fill_zeros(Segment* s, std::size_t from, std::size_t to) noexcept {
+  if (s->buffer >= 0 && from < s->split) {
+    // A buffer's bytes are zero already (zeroed when it was released) and
+    // never the file's page cache: only mapped in ahead of the writer.
+    const std::size_t mid = std::min(to, s->split);
+    detail::prefault_pages(s->base, detail::page_floor(from), mid);
+    if (mid == to) return 0;
+    from = mid;
+  }
   std::size_t at = from;
   while (at < to) {
     const std::size_t n = std::min(kFillPiece - at % kFillPiece, to - at);
@@ -2132,6 +2378,9 @@ JournalStats Journal::stats() const noexcept {
   s.fill_takeovers = fill_takeovers_.get();
   s.fence_rotations = fence_rotations_.get();
   s.filled_bytes = filled_bytes_.get();
+  s.write_behind_bytes = write_behind_bytes_.get();
+  s.write_behind_segments = write_behind_segments_.get();
+  s.write_behind_misses = write_behind_misses_.get();
   s.writer_filled_bytes = writer_filled_bytes_.get();
   s.segments_created = segments_created_.get();
   s.spares_renumbered = spares_renumbered_.get();

@@ -568,6 +568,30 @@ TEST(ConfigKeys, journal_large_folios_is_off_unless_set) {
   EXPECT_NE(error.find("JournalLargeFolios"), std::string::npos) << error;
 }
 
+TEST(ConfigKeys, journal_write_behind_is_on_for_a_shared_journal_and_refused_with_syncing_durability) {
+  const std::string store =
+      "FileStorePath=" + (std::filesystem::temp_directory_path() / "unused").string() + "\n";
+  const std::string shared = store + "JournalLayout=shared\n";
+  // The documented defaults: Y for the one journal of a shared layout, N for
+  // per-session journals (each would have buffers of its own).
+  EXPECT_TRUE(setup_of(acceptor_config(shared)).store.journal.write_behind)
+      << "the documented default, shared";
+  EXPECT_FALSE(setup_of(acceptor_config(store)).store.journal.write_behind)
+      << "the documented default, session";
+  EXPECT_FALSE(setup_of(acceptor_config(shared + "JournalDurability=fsync\n")).store.journal.write_behind)
+      << "the documented default with fsync";
+  // Set, it wins.
+  EXPECT_TRUE(setup_of(acceptor_config(store + "JournalWriteBehind=Y\n")).store.journal.write_behind);
+  EXPECT_FALSE(setup_of(acceptor_config(shared + "JournalWriteBehind=N\n")).store.journal.write_behind);
+  // Refused with durability fsync or sync, naming both keys.
+  const std::string error =
+      setup_error(acceptor_config(store + "JournalWriteBehind=Y\nJournalDurability=sync\n"));
+  EXPECT_NE(error.find("JournalWriteBehind"), std::string::npos) << error;
+  EXPECT_NE(error.find("JournalDurability"), std::string::npos) << error;
+  EXPECT_NE(setup_error(acceptor_config(store + "JournalWriteBehind=maybe")).find("JournalWriteBehind"),
+            std::string::npos);
+}
+
 // --- Throttling ---------------------------------------------------------------
 
 TEST(ConfigKeys, throttling_is_off_by_default_and_the_keys_set_the_session_settings) {

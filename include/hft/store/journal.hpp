@@ -48,6 +48,7 @@ class JournalService;
 
 namespace detail {
 struct Segment;
+class WriteBehind;
 }
 
 struct JournalConfig {
@@ -181,6 +182,23 @@ struct JournalConfig {
   std::size_t evict_written_keep = std::size_t{64} << 10;
   std::size_t evict_written_chunk = std::size_t{256} << 10;
   std::int64_t evict_written_delay_ns = 35'000'000'000;
+  /// Write-behind buffers (detail::WriteBehind; docs/journal.md): the
+  /// writer stores into a few buffers the journal maps once and reuses, and
+  /// the service writes them to the segment files behind it with O_DIRECT,
+  /// instead of the writer storing into the files' own mappings, which
+  /// takes a new page-cache page (allocated, zeroed, mapped, written back
+  /// and dropped) for every 4 KiB journaled. Crash safety is the same: the
+  /// buffers are files in the journal's directory ("write-behind-<k>"),
+  /// and open() writes back what a killed process left in them. Readers of
+  /// the files (hft-journal on a running journal) see records once they are
+  /// written out: at most write_behind_chunk bytes, or write_behind_delay_ns,
+  /// behind the writer; replay reads the buffers. Durability none and os
+  /// only. Costs the buffers' memory: up to six segments' worth, touched as
+  /// written (the active segment, the spare, and finished segments being
+  /// written out and zeroed).
+  bool write_behind = false;
+  std::size_t write_behind_chunk = std::size_t{256} << 10;
+  std::int64_t write_behind_delay_ns = 100'000'000;
   /// session_identity() of the session writing this journal, recorded in
   /// every segment it creates. Non-zero: open() refuses a journal whose
   /// segments record another identity (a journal of another session). 0:
@@ -227,6 +245,10 @@ struct RecoveryReport {
   /// claim..commit), zeroed at open: not a repair (nothing committed is
   /// lost), but said in `notes`.
   std::size_t discarded_claim_bytes = 0;
+  /// Bytes of records a killed process had stored in a write-behind buffer
+  /// and not yet written out, written back into their segment files at
+  /// open: not a repair (nothing committed was lost), but said in `notes`.
+  std::size_t written_back_bytes = 0;
   std::vector<std::string> notes;
   /// One line per repair (tail cut and where it was saved, tail extended,
   /// segment lost), naming paths and counts; also appended to repairs.log.
@@ -643,6 +665,40 @@ class Journal {
       max_prepare_ns_, service_errors_, spares_renumbered_, segments_evicted_, max_evict_ns_,
       written_evicted_bytes_, filled_bytes_;
   std::size_t fill_window_ = 0;  ///< service: how far ahead of the writer it fills (grows with its pace)
+
+  // ---- write-behind (JournalConfig::write_behind) ----
+  std::unique_ptr<detail::WriteBehind> write_behind_;
+  /// Gives a new segment a buffer (either thread): its bytes below the split
+  /// are the buffer's. False: none free (the segment stays file-mapped).
+  bool attach_buffer(detail::Segment* segment, const char* path) noexcept;
+  /// Service: writes [from, to) of a buffered segment to its file. False
+  /// (counted, errno kept) if it could not.
+  bool write_out(detail::Segment* segment, std::size_t from, std::size_t to) noexcept;
+  /// Service: the active segment's records up to the published end, in
+  /// pieces (write_behind_chunk, or whatever is there once write_behind_delay_ns passed).
+  int service_write_behind(std::int64_t now) noexcept;
+  /// Writes out the rest of a finished buffered segment, puts its file's
+  /// own mapping back over the buffer's slot range and releases the buffer
+  /// (later, if a reader has the segment pinned). Service, or the closing writer.
+  void finish_buffered(detail::Segment* segment) noexcept;
+  /// A finished segment's buffer, written out, to be released.
+  struct Held {
+    int buffer = -1;
+    std::size_t split = 0, size = 0;
+    std::size_t dirty = 0;  ///< bytes from its start the writer may have stored to
+  };
+  /// Releases h's buffer (puts the buffer's own mapping back over the
+  /// segment's slot range, starts zeroing it), unless a reader has its
+  /// segment pinned: false.
+  bool release_buffer(const Held& h) noexcept;
+  /// Releases buffers whose release a reader's pin held back.
+  int service_held_buffers() noexcept;
+  std::array<Held, 8> held_{};
+  std::size_t held_count_ = 0;
+  std::int64_t next_write_out_ns_ = 0;
+  char* scratch_page_ = nullptr;  ///< write_behind: one page, aligned for O_DIRECT (the writer's last page)
+  bool closing_ = false;          ///< the destructor runs: finish_buffered also syncs (kOs)
+  Counter write_behind_bytes_, write_behind_segments_, write_behind_misses_;
 
   friend class JournalService;
 };

@@ -127,6 +127,10 @@ struct JournalStats {
   std::uint64_t written_evicted_bytes = 0;  ///< bytes of active segments taken out of the writer's mapping
                                             ///< (JournalConfig::evict_written)
   std::uint64_t filled_bytes = 0;     ///< bytes zero-filled and mapped ahead of the writer (prepare_ahead)
+  std::uint64_t write_behind_bytes = 0;     ///< bytes written to segment files from write-behind buffers
+  std::uint64_t write_behind_segments = 0;  ///< segments written through a write-behind buffer
+  std::uint64_t write_behind_misses = 0;    ///< segments created with no buffer free (written through the
+                                            ///< page cache instead)
   std::uint64_t flushes = 0;          ///< service msync / write-back calls
   std::uint64_t flush_errors = 0;
   std::uint64_t max_flush_ns = 0;     ///< longest service flush call
