@@ -255,6 +255,9 @@ int main(int argc, char** argv) {
       journals.fill_takeovers += j->fill_takeovers;
       journals.writer_filled_bytes += j->writer_filled_bytes;
       journals.fence_rotations += j->fence_rotations;
+      journals.write_behind_bytes += j->write_behind_bytes;
+      journals.write_behind_segments += j->write_behind_segments;
+      journals.write_behind_misses += j->write_behind_misses;
       journals.max_evict_ns = std::max(journals.max_evict_ns, j->max_evict_ns);
       journals.failed_claims += j->failed_claims;
       journals.service_errors += j->service_errors;
@@ -290,8 +293,9 @@ int main(int argc, char** argv) {
         "service (%llu renamed to follow a segment created inline), %llu finished segments dropped from the "
         "page cache, %.1f MiB taken out of the writers' mappings behind them (longest call %.1f ms), "
         "%.1f MiB zero-filled ahead of the writers by the service and %.1f MiB by writers that reached it "
-        "(in %llu pieces; %llu segments sealed early where it was filling), %llu failed claims, "
-        "%llu service errors%s%s\n",
+        "(in %llu pieces; %llu segments sealed early where it was filling), %.1f MiB written to the segment "
+        "files from write-behind buffers (%llu segments written through a buffer, %llu with none free), "
+        "%llu failed claims, %llu service errors%s%s\n",
         journal_count, static_cast<unsigned long long>(journals.appends),
         static_cast<unsigned long long>(journals.rotations),
         static_cast<unsigned long long>(journals.spare_misses),
@@ -306,6 +310,9 @@ int main(int argc, char** argv) {
         static_cast<double>(journals.writer_filled_bytes) / (1 << 20),
         static_cast<unsigned long long>(journals.fill_takeovers),
         static_cast<unsigned long long>(journals.fence_rotations),
+        static_cast<double>(journals.write_behind_bytes) / (1 << 20),
+        static_cast<unsigned long long>(journals.write_behind_segments),
+        static_cast<unsigned long long>(journals.write_behind_misses),
         static_cast<unsigned long long>(journals.failed_claims),
         static_cast<unsigned long long>(journals.service_errors), journals.last_errno != 0 ? ": " : "",
         journals.last_errno != 0 ? std::strerror(journals.last_errno) : "");

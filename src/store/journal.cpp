@@ -874,7 +874,8 @@ void Journal::take_piece(std::size_t need, std::size_t physical) noexcept {
   const std::size_t lead = need + seal_reserve_;
   if (writer_lead_.load(std::memory_order_relaxed) != lead) writer_lead_.store(lead, std::memory_order_relaxed);
   const std::uint64_t t_fill = core::trace::begin();
-  if (fill_to > from && fill_zeros(s, from, fill_to) == 0) writer_filled_bytes_.add(fill_to - from);
+  if (fill_to > from && fill_zeros(s, from, fill_to) == 0)
+    writer_filled_bytes_.add(zero_filled(s, from, fill_to));
   core::trace::end(core::TraceKind::kZeroFill, t_fill, s->number, fill_to > from ? fill_to - from : 0);
   writer_filled_ = std::max(writer_filled_, fill_to);
   s->fill_end.store(taken, std::memory_order_release);
@@ -1184,6 +1185,7 @@ bool Journal::attach_buffer(Segment* segment, const char* path) noexcept {
   segment->buffer = b;
   segment->split = split;
   segment->written = 0;
+  segment->reused = std::min(detail::page_floor(write_behind_->reusable(b)), split);
   // O_DIRECT where the file system has it; otherwise write_out() writes
   // through the page cache.
   segment->direct_fd = ::open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
@@ -1975,7 +1977,8 @@ void Journal::prefault_ends(Segment* s, std::size_t ahead) noexcept {
   // No writer has it yet: the head zero-filled and mapped (the header
   // stays), the fence at its end, the rest filled as the writer comes.
   if (fill_zeros(s, kSegmentHeaderSize, head) == 0) {
-    s->fill_end.store(head, std::memory_order_relaxed);
+    // A reused buffer's pages are there already: the fence past them.
+    s->fill_end.store(s->buffer >= 0 ? std::max(head, s->reused) : head, std::memory_order_relaxed);
     s->fill_state.store(detail::kFillIdle, std::memory_order_release);
   } else {
     detail::prefault_pages(s->base, 0, head);  // no fence: the writer's to the end
@@ -2117,6 +2120,11 @@ int Journal::service_prefault() noexcept {
   return 1;
 }
 
+std::size_t Journal::zero_filled(const Segment* s, std::size_t from, std::size_t to) noexcept {
+  if (s->buffer >= 0) from = std::max(from, s->split);
+  return to > from ? to - from : 0;
+}
+
 int Journal::fill_zeros(Segment* s, std::size_t from, std::size_t to) noexcept {
   if (s->buffer >= 0 && from < s->split) {
     // A buffer's bytes are zero already (zeroed when it was released) and
@@ -2183,7 +2191,7 @@ int Journal::service_fill_ahead() noexcept {
     core::trace::end(core::TraceKind::kZeroFill, t_fill, s->number, to - from);
     if (err == 0) {
       s->fill_end.store(to, std::memory_order_release);
-      filled_bytes_.add(to - from);
+      filled_bytes_.add(zero_filled(s, from, to));
     } else {
       service_error(err);  // the writer takes over at the fence
     }

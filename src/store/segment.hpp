@@ -56,6 +56,9 @@ struct Segment {
   std::size_t split = 0;
   int direct_fd = -1;
   std::size_t written = 0;
+  /// Bytes from its start whose buffer pages were stored to before (zeroed
+  /// since): resident and mapped, no fill needed there.
+  std::size_t reused = 0;
 };
 
 /// A read-only mapping of a segment (replay of finished segments, tools).

@@ -244,7 +244,11 @@ std::size_t WriteBehind::zero_some(std::size_t budget) noexcept {
     std::memset(s.base + s.zero_next, 0, n);
     s.zero_next += n;
     done += n;
-    if (s.zero_next == s.zero_end) s.state.store(kFree, std::memory_order_release);
+    if (s.zero_next == s.zero_end) {
+      if (s.zero_end > s.touched.load(std::memory_order_relaxed))
+        s.touched.store(s.zero_end, std::memory_order_release);
+      s.state.store(kFree, std::memory_order_release);
+    }
     if (done == budget) break;
   }
   return done;

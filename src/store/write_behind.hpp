@@ -81,6 +81,11 @@ class WriteBehind {
   int acquire(std::uint64_t number, std::size_t size) noexcept;
   [[nodiscard]] char* base(int b) const noexcept { return slots_[static_cast<std::size_t>(b)].base; }
   [[nodiscard]] int fd(int b) const noexcept { return slots_[static_cast<std::size_t>(b)].fd; }
+  /// Bytes from its start buffer b has had stored to before (zeroed since):
+  /// their pages are resident and mapped, nothing to prepare there.
+  [[nodiscard]] std::size_t reusable(int b) const noexcept {
+    return slots_[static_cast<std::size_t>(b)].touched.load(std::memory_order_acquire);
+  }
   /// The buffer holding segment `number` (call with the segment pinned:
   /// see Journal::pin), or -1; `size` gets the segment's size.
   int holding(std::uint64_t number, std::size_t& size) const noexcept;
@@ -116,6 +121,7 @@ class WriteBehind {
     std::atomic<std::uint32_t> state{kFree};
     std::atomic<std::uint64_t> number{0};
     std::atomic<std::size_t> size{0};
+    std::atomic<std::size_t> touched{0};  ///< see reusable()
     std::size_t zero_next = 0;  ///< service: zeroing from here ...
     std::size_t zero_end = 0;   ///< ... to here
   };

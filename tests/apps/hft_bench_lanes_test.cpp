@@ -376,9 +376,11 @@ TEST_F(HftBenchLanes, load_lane_reports_its_figures_and_audits_every_session) {
     EXPECT_NE(journals.find(" MiB zero-filled ahead of the writers by the service and "), std::string::npos)
         << journals;
     EXPECT_NE(
-        journals.find(" segments sealed early where it was filling), 0 failed claims, 0 service errors"),
+        journals.find(" segments sealed early where it was filling), 0.0 MiB written to the segment files "
+                      "from write-behind buffers (0 segments written through a buffer, 0 with none free), "
+                      "0 failed claims, 0 service errors"),
         std::string::npos)
-        << journals;
+        << "per-session journals: no write-behind buffers; " << journals;
     if (k == 1) {
       max_rate = run["achieved_rate"];
       EXPECT_FALSE(run["notes"].contains("criterion")) << id;
@@ -539,6 +541,13 @@ TEST_F(HftBenchLanes, load_lane_with_a_shared_venue_journal_audits_every_session
   const std::string journals = run["notes"]["venue journals"];
   EXPECT_EQ(journals.rfind("journals: ", 0), 0u) << journals;
   EXPECT_NE(journals.find("(JournalLayout=shared: one journal on disk"), std::string::npos) << journals;
+  // The shared journal writes through its write-behind buffers (the default
+  // with JournalLayout=shared), every segment of it.
+  EXPECT_EQ(journals.find(" MiB written to the segment files from write-behind buffers (0 segments"),
+            std::string::npos)
+      << journals;
+  EXPECT_NE(journals.find(" with none free), 0 failed claims, 0 service errors"), std::string::npos)
+      << journals;
   const double disk = std::stod(run["notes"]["load.venue_disk_bytes"].get<std::string>());
   const double shared = std::stod(run["notes"]["load.venue_shared_journal_disk_bytes"].get<std::string>());
   EXPECT_GT(shared, 0) << "the store root's disk use includes shared-journal/";

@@ -513,6 +513,10 @@ class Journal {
   /// Zeros in [from, to) of a segment no writer stores to there, then maps
   /// them. errno on failure, 0 on success.
   int fill_zeros(detail::Segment* segment, std::size_t from, std::size_t to) noexcept;
+  /// Bytes of [from, to) fill_zeros() writes zeros to (a buffer's bytes are
+  /// only mapped: they are zero already).
+  [[nodiscard]] static std::size_t zero_filled(const detail::Segment* segment, std::size_t from,
+                                               std::size_t to) noexcept;
   int service_flush(std::int64_t now) noexcept;
   int service_rewarm(std::int64_t now) noexcept;
   int service_fill(std::int64_t now) noexcept;
