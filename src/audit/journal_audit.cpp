@@ -839,6 +839,17 @@ TailFacts journal_file_repairs(const JournalSource& source, std::vector<RepairFi
                     ", left by a repair that " + store::kRepairLogName + " does not record");
     }
   }
+  // Records a killed writer left in its write-behind buffers: the files
+  // alone lack them until the journal is opened again.
+  if (auto pending = store::pending_write_behind(source.path); !pending) {
+    add(source.path, pending.error().message);
+  } else {
+    for (const store::PendingWriteBehind& p : *pending)
+      add(p.buffer, p.buffer + ": holds records of " + p.segment + " (bytes " + std::to_string(p.from) +
+                        ".." + std::to_string(p.to) +
+                        ") that are not in the segment file yet: the journal's writer stopped before writing "
+                        "them out; opening the journal (starting the engine) writes them back");
+  }
   TailFacts tail = tail_facts(source.path);
   if (tail.sealed)
     add(tail.last_file,

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,8 +46,12 @@ std::size_t chain_end(const char* base, std::size_t limit, std::size_t alignment
   return std::min(off, limit);
 }
 
-// What one buffer file holds beyond its segment file, written back.
-Expected<void> recover_one(const std::string& dir, const std::string& path, WriteBehindRecovery& out) {
+// What one buffer file holds beyond its segment file: `pending` gets the
+// range (from == to: nothing), `note` why not when it is not taken, and
+// `bytes` the segment's bytes with the buffer's over them (for the write).
+Expected<void> analyze_one(const std::string& dir, const std::string& path, PendingWriteBehind& pending,
+                           std::string& note, std::vector<char>& bytes) {
+  pending.buffer = path;
   const int bfd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (bfd < 0) return Error{path + ": cannot open write-behind buffer: " + errno_text(errno)};
   struct stat st {};
@@ -70,70 +75,72 @@ Expected<void> recover_one(const std::string& dir, const std::string& path, Writ
     ::close(bfd);
     return Error{path + ": segment path too long"};
   }
-  const int sfd = ::open(seg_path, O_RDWR | O_CLOEXEC);
+  pending.segment = seg_path;
+  const int sfd = ::open(seg_path, O_RDONLY | O_CLOEXEC);
   if (sfd < 0) {
     const int err = errno;
     ::close(bfd);
     if (err == ENOENT) {
-      out.notes.push_back(path + ": holds segment " + std::to_string(h.segment_number) +
-                          ", which is not in the journal: nothing written back");
+      note = path + ": holds segment " + std::to_string(h.segment_number) +
+             ", which is not in the journal: nothing written back";
       return {};
     }
-    return Error{std::string(seg_path) + ": cannot open to write back " + path + ": " + errno_text(err)};
+    return Error{std::string(seg_path) + ": cannot open to compare with " + path + ": " + errno_text(err)};
   }
   const std::size_t size = h.segment_size;
   const std::size_t split = std::min(write_behind_split(size), bsize);
-  std::vector<char> file(size, 0);
+  bytes.assign(size, 0);
   std::vector<char> buffer(split, 0);
-  const ssize_t fgot = ::pread(sfd, file.data(), size, 0);
+  const ssize_t fgot = ::pread(sfd, bytes.data(), size, 0);
+  const int ferr = errno;
+  ::close(sfd);
   const ssize_t bgot = ::pread(bfd, buffer.data(), split, 0);
+  const int berr = errno;
   ::close(bfd);
-  if (fgot < 0 || bgot < 0) {
-    const int err = errno;
-    ::close(sfd);
-    return Error{std::string(fgot < 0 ? seg_path : path) + ": cannot read: " + errno_text(err)};
-  }
+  if (fgot < 0) return Error{std::string(seg_path) + ": cannot read: " + errno_text(ferr)};
+  if (bgot < 0) return Error{path + ": cannot read: " + errno_text(berr)};
   // The segment file's own records, then the buffer's over the same bytes.
   bool passed = false;
-  const std::size_t file_end = chain_end(file.data(), size, h.record_alignment, 0, passed);
+  const std::size_t file_end = chain_end(bytes.data(), size, h.record_alignment, 0, passed);
   const std::size_t common = std::min(file_end, split);
-  if (std::memcmp(file.data(), buffer.data(), common) != 0) {
-    ::close(sfd);
-    out.notes.push_back(path + ": differs from " + seg_path + " within the segment's records (up to byte " +
-                        std::to_string(common) + "): an older buffer, not written back");
+  if (std::memcmp(bytes.data(), buffer.data(), common) != 0) {
+    note = path + ": differs from " + seg_path + " within the segment's records (up to byte " +
+           std::to_string(common) + "): an older buffer, not written back";
     return {};
   }
-  std::memcpy(file.data() + common, buffer.data() + common, split - common);
-  const std::size_t end = chain_end(file.data(), size, h.record_alignment, file_end, passed);
-  if (!passed || end <= file_end) {
-    ::close(sfd);
-    if (end > file_end)
-      out.notes.push_back(path + ": its records do not continue those of " + seg_path + " at byte " +
-                          std::to_string(file_end) + ": not written back");
+  std::memcpy(bytes.data() + common, buffer.data() + common, split - common);
+  const std::size_t end = chain_end(bytes.data(), size, h.record_alignment, file_end, passed);
+  if (end > file_end && !passed) {
+    note = path + ": its records do not continue those of " + seg_path + " at byte " +
+           std::to_string(file_end) + ": not written back";
     return {};
   }
-  std::size_t at = file_end;
-  while (at < end) {
-    const ssize_t w = ::pwrite(sfd, file.data() + at, end - at, static_cast<off_t>(at));
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      const int err = w < 0 ? errno : EIO;
-      ::close(sfd);
-      return Error{std::string(seg_path) + ": cannot write back records from " + path + ": " +
-                   errno_text(err)};
-    }
-    at += static_cast<std::size_t>(w);
-  }
-  const int rc = ::fdatasync(sfd);
-  const int err = errno;
-  ::close(sfd);
-  if (rc != 0)
-    return Error{std::string(seg_path) + ": fdatasync after write-back failed: " + errno_text(err)};
-  out.bytes += end - file_end;
-  out.notes.push_back(std::string(seg_path) + ": bytes " + std::to_string(file_end) + ".." +
-                      std::to_string(end) + " written back from " + path +
-                      " (records the writer had stored but not yet written out)");
+  pending.from = file_end;
+  pending.to = std::max(end, file_end);
   return {};
+}
+
+// Another process has the buffer open (a running journal holds a shared
+// lock on each of its buffers): not a leftover.
+bool in_use(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return busy;
+}
+
+std::vector<std::string> buffer_names(const std::string& dir) {
+  std::vector<std::string> found;
+  if (DIR* d = ::opendir(dir.c_str()); d != nullptr) {
+    while (dirent* e = ::readdir(d)) {
+      const std::string_view name = e->d_name;
+      if (name.size() > kPrefix.size() && name.substr(0, kPrefix.size()) == kPrefix) found.emplace_back(name);
+    }
+    ::closedir(d);
+  }
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 }  // namespace
@@ -146,23 +153,63 @@ bool format_write_behind_path(char* out, std::size_t cap, const std::string& dir
 
 Expected<WriteBehindRecovery> recover_write_behind(const std::string& dir) {
   WriteBehindRecovery out;
-  std::vector<std::string> found;
-  if (DIR* d = ::opendir(dir.c_str()); d != nullptr) {
-    while (dirent* e = ::readdir(d)) {
-      const std::string_view name = e->d_name;
-      if (name.size() > kPrefix.size() && name.substr(0, kPrefix.size()) == kPrefix) found.emplace_back(name);
-    }
-    ::closedir(d);
-  }
-  std::sort(found.begin(), found.end());
-  for (const std::string& name : found) {
+  std::vector<char> bytes;
+  for (const std::string& name : buffer_names(dir)) {
     const std::string path = dir + "/" + name;
-    if (auto r = recover_one(dir, path, out); !r) return r.error();
+    PendingWriteBehind p;
+    std::string note;
+    if (auto r = analyze_one(dir, path, p, note, bytes); !r) return r.error();
+    if (!note.empty()) out.notes.push_back(std::move(note));
+    if (p.to > p.from) {
+      const int sfd = ::open(p.segment.c_str(), O_WRONLY | O_CLOEXEC);
+      if (sfd < 0) return Error{p.segment + ": cannot open to write back " + path + ": " + errno_text(errno)};
+      std::size_t at = p.from;
+      while (at < p.to) {
+        const ssize_t w = ::pwrite(sfd, bytes.data() + at, p.to - at, static_cast<off_t>(at));
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+          const int err = w < 0 ? errno : EIO;
+          ::close(sfd);
+          return Error{p.segment + ": cannot write back records from " + path + ": " + errno_text(err)};
+        }
+        at += static_cast<std::size_t>(w);
+      }
+      const int rc = ::fdatasync(sfd);
+      const int err = errno;
+      ::close(sfd);
+      if (rc != 0) return Error{p.segment + ": fdatasync after write-back failed: " + errno_text(err)};
+      out.bytes += p.to - p.from;
+      out.notes.push_back(p.segment + ": bytes " + std::to_string(p.from) + ".." + std::to_string(p.to) +
+                          " written back from " + path +
+                          " (records the writer had stored but not yet written out)");
+    }
     if (::unlink(path.c_str()) != 0 && errno != ENOENT)
       return Error{path + ": cannot remove write-behind buffer: " + errno_text(errno)};
   }
   return out;
 }
+
+}  // namespace hft::store::detail
+
+namespace hft::store {
+
+Expected<std::vector<PendingWriteBehind>> pending_write_behind(const std::string& dir) {
+  std::vector<PendingWriteBehind> out;
+  std::vector<char> bytes;
+  for (const std::string& name : detail::buffer_names(dir)) {
+    const std::string path = dir + "/" + name;
+    if (detail::in_use(path)) continue;
+    PendingWriteBehind p;
+    std::string note;
+    if (auto r = detail::analyze_one(dir, path, p, note, bytes); !r) return r.error();
+    if (p.to > p.from) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace hft::store
+
+namespace hft::store::detail {
 
 WriteBehind::~WriteBehind() {
   char path[kPathMax];
@@ -187,6 +234,9 @@ Expected<void> WriteBehind::open(const std::string& dir, std::size_t capacity) {
     s.fd = ::open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (s.fd < 0)
       return Error{std::string(path) + ": cannot create write-behind buffer: " + errno_text(errno)};
+    // Held while the journal is open: a reader of the directory (the
+    // audit) tells a running journal's buffers from a killed one's.
+    (void)::flock(s.fd, LOCK_SH);
     if (::ftruncate(s.fd, static_cast<off_t>(capacity)) != 0)
       return Error{std::string(path) + ": cannot size write-behind buffer: " + errno_text(errno)};
     void* p = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, s.fd, 0);

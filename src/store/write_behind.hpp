@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "hft/core/expected.hpp"
+#include "hft/store/journal.hpp"
 
 namespace hft::store::detail {
 

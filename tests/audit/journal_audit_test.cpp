@@ -1,6 +1,9 @@
 #include "hft/audit/journal_audit.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -555,6 +558,51 @@ TEST(JournalAudit, a_tail_replaced_by_recovery_fails_the_audit_unless_repairs_ar
   const AuditReport ra = audit(tmp.path(), accept);
   EXPECT_TRUE(ra.ok) << (ra.first_failure() ? ra.first_failure()->describe() : "");
   EXPECT_EQ(ra.repairs.size(), r.repairs.size());
+}
+
+// A writer killed with records still in its write-behind buffers
+// (JournalConfig::write_behind): the segment files alone lack them, and the
+// audit says where they are, until an open writes them back.
+TEST(JournalAudit,
+     records_a_killed_writer_left_in_its_write_behind_buffers_are_named_until_the_journal_is_opened) {
+  TempDir tmp;
+  store::JournalConfig c = test::journal_config(tmp.path(), 1 << 20);
+  c.durability = store::Durability::kOs;
+  c.write_behind = true;
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(ready[0]);
+    auto j = store::Journal::open(c);  // no service: nothing is written out
+    if (!j) ::_exit(3);
+    FixBuilder b("FIX.4.4", "CLIENT", "VENUE");
+    write_orders(**j, b, 300);
+    const char done = 1;
+    if (::write(ready[1], &done, 1) != 1) ::_exit(5);
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  char done = 0;
+  ASSERT_EQ(::read(ready[0], &done, 1), 1);
+  ::close(ready[0]);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  const AuditReport r = audit(tmp.path());
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(has_repair(r,
+                         "that are not in the segment file yet: the journal's writer stopped before writing "
+                         "them out; opening the journal (starting the engine) writes them back"))
+      << to_json(r);
+  // Opened (and closed): the records are in the segment file, all 300.
+  ASSERT_TRUE(store::Journal::open(c));
+  const AuditReport after = audit(tmp.path());
+  EXPECT_TRUE(after.ok) << (after.first_failure() ? after.first_failure()->describe() : "");
+  EXPECT_EQ(after.records, 300u);
 }
 
 TEST(JournalAudit, a_journal_that_stopped_early_fails_before_any_repair) {

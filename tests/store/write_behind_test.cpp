@@ -120,6 +120,10 @@ TEST(WriteBehind, records_reach_the_segment_files_behind_the_writer_and_every_on
     const OnDisk live = read_files(dir.path());
     EXPECT_EQ(live.corrupt, 0);
     EXPECT_EQ(live.seqs.size(), sent.size());
+    // Its buffers are in use: nothing pending for a reader of the directory.
+    const auto pending = pending_write_behind(dir.path());
+    ASSERT_TRUE(pending) << pending.error().message;
+    EXPECT_TRUE(pending->empty());
   }
   EXPECT_FALSE(has_buffer_files(dir.path()));
   expect_every_record(dir.path(), c, sent, sent.size());
@@ -198,9 +202,14 @@ TEST(WriteBehind, a_writer_killed_before_the_write_out_loses_nothing_it_committe
   ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status));
   ASSERT_EQ(done, sent.size());
-  // The files alone lack the last records: they are in a buffer.
+  // The files alone lack the last records: they are in a buffer, which
+  // says so to a reader of the directory (the audit).
   EXPECT_TRUE(has_buffer_files(dir.path()));
   EXPECT_LT(read_files(dir.path()).seqs.size(), sent.size());
+  const auto pending = pending_write_behind(dir.path());
+  ASSERT_TRUE(pending) << pending.error().message;
+  ASSERT_FALSE(pending->empty());
+  EXPECT_LT(pending->front().from, pending->front().to);
   {
     auto j = Journal::open(c);
     ASSERT_TRUE(j) << j.error().message;

@@ -210,6 +210,19 @@ struct JournalConfig {
   std::size_t reserve_bytes = 0;
 };
 
+/// Records a write-behind buffer (JournalConfig::write_behind) left in a
+/// journal directory holds beyond its segment file: a process stopped
+/// before writing them out; the next Journal::open writes them back.
+struct PendingWriteBehind {
+  std::string buffer;            ///< the buffer file
+  std::string segment;           ///< the segment file they belong to
+  std::size_t from = 0, to = 0;  ///< byte range of the segment
+};
+/// Read-only: the pending write-behind records of the journal in `dir`,
+/// from buffers no running journal holds (a running one's are skipped: its
+/// service writes them out). Errors name a file that cannot be read.
+[[nodiscard]] Expected<std::vector<PendingWriteBehind>> pending_write_behind(const std::string& dir);
+
 /// File in a journal directory where open() appends one line per repair
 /// ("<UTC time> <what was repaired>"), so that a later audit sees what this
 /// open changed (hft-journal audit fails on it unless --accept-repairs).
