@@ -744,6 +744,15 @@ Expected<void> Journal::add_epoch_history(const std::vector<std::uint64_t>& numb
       std::memcpy(&start, v.base + kSegmentHeaderSize + kRecordHeaderSize + h.gap, sizeof(start));
       same_epoch = start.epoch == epoch_;
       opens_epoch = (h.flags & kRecordEpochStart) != 0;
+    } else if (v.size > kSegmentHeaderSize &&
+               all_zero(v.base + kSegmentHeaderSize, v.size - kSegmentHeaderSize)) {
+      // A header and nothing else below the tail: a spare the writer passed
+      // over (it created the next segment itself while the service was
+      // still preparing this one, and the process stopped before the
+      // service renumbered it). The epoch goes on below it: stopping here
+      // left every older segment out of replay.
+      detail::unmap_readonly(v);
+      continue;
     }
     if (same_epoch) {
       CatalogEntry e{};
@@ -1165,20 +1174,22 @@ bool Journal::attach_buffer(Segment* segment, const char* path) noexcept {
   }
   char* va = write_behind_->base(b);
   const std::size_t split = detail::write_behind_split(segment->size);
-  // The slot range stays the file's own: its mapping goes at the buffer's
-  // address past the split, so the segment is one range of addresses.
-  void* m = ::mmap(va + split, segment->size - split, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-                   segment->fd, static_cast<off_t>(split));
-  if (m == MAP_FAILED) {
-    service_error(errno);
-    // The buffer's own mapping there, as it was.
-    (void)::mmap(va + split, segment->size - split, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-                 write_behind_->fd(b), static_cast<off_t>(split));
-    write_behind_->give_back(b);
-    write_behind_misses_.add();
-    return false;
+  if (split < segment->size) {
+    // The rest stays the file's own: its mapping goes at the buffer's
+    // address past the split, so the segment is one range of addresses.
+    void* m = ::mmap(va + split, segment->size - split, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                     segment->fd, static_cast<off_t>(split));
+    if (m == MAP_FAILED) {
+      service_error(errno);
+      // The buffer's own mapping there, as it was.
+      (void)::mmap(va + split, segment->size - split, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                   write_behind_->fd(b), static_cast<off_t>(split));
+      write_behind_->give_back(b);
+      write_behind_misses_.add();
+      return false;
+    }
+    detail::advise_writer_access(va + split, segment->size - split);
   }
-  detail::advise_writer_access(va + split, segment->size - split);
   std::memcpy(va, segment->base, kSegmentHeaderSize);
   ::munmap(segment->base, segment->size);
   segment->base = va;
@@ -1251,26 +1262,29 @@ int Journal::service_write_behind(std::int64_t now) noexcept {
 }
 
 void Journal::finish_buffered(Segment* s) noexcept {
-  // Everything the writer stored below the split: its records, and at most
-  // one claim's room past them (an abandoned or open claim's bytes).
+  // Everything the writer stored: its records, at most one claim's room
+  // past them (an abandoned or open claim's bytes), and the index slots.
   const std::size_t dirty =
       std::min(s->split, detail::page_ceil(s->final_end + kRecordHeaderSize + max_payload_ + seal_reserve_));
   const std::size_t data_end = std::min(detail::page_ceil(s->final_end), s->split);
+  const std::size_t slots = std::min(detail::page_floor(s->final_slot_low), s->split);
   bool written = true;
   if (data_end > s->written) written = write_out(s, s->written, data_end);
   if (written) s->written = data_end;
+  if (written && slots < s->split) written = write_out(s, slots, s->split);
   if (written && closing_ && durability_ == Durability::kOs) {
-    // A clean close leaves everything on disk: the slot range (the file's
-    // own mapping) and what O_DIRECT left in the device's cache.
-    const std::size_t slots = std::max(detail::page_floor(s->final_slot_low), s->split);
-    if (::msync(s->base + slots, s->size - slots, MS_SYNC) != 0 || ::fdatasync(s->fd) != 0) {
+    // A clean close leaves everything on disk: what O_DIRECT left in the
+    // device's cache, and the part past the split (the file's own mapping).
+    const std::size_t rest = std::max(slots, s->split);
+    if ((rest < s->size && ::msync(s->base + rest, s->size - rest, MS_SYNC) != 0) ||
+        ::fdatasync(s->fd) != 0) {
       flush_errors_.add();
       last_errno_.store(errno, std::memory_order_relaxed);
     }
   }
   if (s->direct_fd >= 0) ::close(s->direct_fd);
   s->direct_fd = -1;
-  const Held h{s->buffer, s->split, s->size, dirty};
+  const Held h{s->buffer, s->split, s->size, dirty, slots};
   s->buffer = -1;
   s->base = nullptr;  // the buffer's: close_segment then only closes the file
   // A buffer whose records could not all be written out stays held, its
@@ -1286,12 +1300,13 @@ bool Journal::release_buffer(const Held& h) noexcept {
     return false;
   });
   if (!released) return false;
-  // Until here the file's mapping of the slot range was at the buffer's
-  // address (a pinned reader's view of the segment): the buffer's own again.
   char* va = write_behind_->base(h.buffer);
-  (void)::mmap(va + h.split, h.size - h.split, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-               write_behind_->fd(h.buffer), static_cast<off_t>(h.split));
-  write_behind_->begin_zeroing(h.buffer, h.dirty);
+  // Past the split the file's mapping was at the buffer's address (a pinned
+  // reader's view of the segment): the buffer's own again.
+  if (h.split < h.size)
+    (void)::mmap(va + h.split, h.size - h.split, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                 write_behind_->fd(h.buffer), static_cast<off_t>(h.split));
+  write_behind_->begin_zeroing(h.buffer, h.dirty, h.slots, h.split);
   return true;
 }
 
@@ -1688,7 +1703,7 @@ void Journal::discard_spare(Segment* s) noexcept {
     // goes back with nothing to write out.
     if (s->direct_fd >= 0) ::close(s->direct_fd);
     s->direct_fd = -1;
-    const Held h{s->buffer, s->split, s->size, kPageSize};
+    const Held h{s->buffer, s->split, s->size, kPageSize, s->split};
     s->buffer = -1;
     s->base = nullptr;
     if (!release_buffer(h)) held_[held_count_++] = h;

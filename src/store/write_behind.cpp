@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 #include "store/segment.hpp"
 
@@ -34,11 +35,12 @@ bool valid_header(const SegmentHeader& h) noexcept {
 
 /// End of the chain of valid records from the header on, in [0, limit).
 std::size_t chain_end(const char* base, std::size_t limit, std::size_t alignment, std::size_t must_pass,
-                      bool& passed) noexcept {
+                      bool& passed, std::size_t* last = nullptr) noexcept {
   std::size_t off = kSegmentHeaderSize;
   passed = must_pass == off;
   RecordHeader h{};
   while (read_record(base, limit, off, h)) {
+    if (last != nullptr) *last = off;
     off = align_up(off + h.size, alignment);
     if (off == must_pass) passed = true;
     if (off >= limit) break;
@@ -108,8 +110,12 @@ Expected<void> analyze_one(const std::string& dir, const std::string& path, Pend
            std::to_string(common) + "): an older buffer, not written back";
     return {};
   }
+  // The file's own bytes past the records (its index slots), before the
+  // buffer's go over them.
+  const std::vector<char> file_tail(bytes.begin() + static_cast<std::ptrdiff_t>(file_end), bytes.end());
   std::memcpy(bytes.data() + common, buffer.data() + common, split - common);
-  const std::size_t end = chain_end(bytes.data(), size, h.record_alignment, file_end, passed);
+  std::size_t last = 0;
+  const std::size_t end = chain_end(bytes.data(), size, h.record_alignment, file_end, passed, &last);
   if (end > file_end && !passed) {
     note = path + ": its records do not continue those of " + seg_path + " at byte " +
            std::to_string(file_end) + ": not written back";
@@ -117,6 +123,21 @@ Expected<void> analyze_one(const std::string& dir, const std::string& path, Pend
   }
   pending.from = file_end;
   pending.to = std::max(end, file_end);
+  // A sealed segment's index slots, where the file's differ: the seal says
+  // how many (an unsealed tail's are rebuilt by the open from its records).
+  RecordHeader r{};
+  if (last != 0 && split == size && read_record(bytes.data(), size, last, r) &&
+      (r.flags & kRecordSegmentSeal) != 0 &&
+      r.size >= kRecordHeaderSize + r.gap + sizeof(SegmentSealPayload)) {
+    SegmentSealPayload seal{};
+    std::memcpy(&seal, bytes.data() + last + kRecordHeaderSize + r.gap, sizeof(seal));
+    const std::size_t slots = std::size_t{seal.indexed_count} * kSlotSize;
+    if (slots != 0 && slots <= size - end &&
+        std::memcmp(bytes.data() + size - slots, file_tail.data() + file_tail.size() - slots, slots) != 0) {
+      pending.slots_from = size - slots;
+      pending.slots_to = size;
+    }
+  }
   return {};
 }
 
@@ -160,28 +181,33 @@ Expected<WriteBehindRecovery> recover_write_behind(const std::string& dir) {
     std::string note;
     if (auto r = analyze_one(dir, path, p, note, bytes); !r) return r.error();
     if (!note.empty()) out.notes.push_back(std::move(note));
-    if (p.to > p.from) {
+    if (p.to > p.from || p.slots_to > p.slots_from) {
       const int sfd = ::open(p.segment.c_str(), O_WRONLY | O_CLOEXEC);
       if (sfd < 0) return Error{p.segment + ": cannot open to write back " + path + ": " + errno_text(errno)};
-      std::size_t at = p.from;
-      while (at < p.to) {
-        const ssize_t w = ::pwrite(sfd, bytes.data() + at, p.to - at, static_cast<off_t>(at));
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-          const int err = w < 0 ? errno : EIO;
-          ::close(sfd);
-          return Error{p.segment + ": cannot write back records from " + path + ": " + errno_text(err)};
+      for (const auto& [from, to] : {std::pair{p.from, p.to}, std::pair{p.slots_from, p.slots_to}}) {
+        std::size_t at = from;
+        while (at < to) {
+          const ssize_t w = ::pwrite(sfd, bytes.data() + at, to - at, static_cast<off_t>(at));
+          if (w < 0 && errno == EINTR) continue;
+          if (w <= 0) {
+            const int err = w < 0 ? errno : EIO;
+            ::close(sfd);
+            return Error{p.segment + ": cannot write back records from " + path + ": " + errno_text(err)};
+          }
+          at += static_cast<std::size_t>(w);
         }
-        at += static_cast<std::size_t>(w);
       }
       const int rc = ::fdatasync(sfd);
       const int err = errno;
       ::close(sfd);
       if (rc != 0) return Error{p.segment + ": fdatasync after write-back failed: " + errno_text(err)};
-      out.bytes += p.to - p.from;
-      out.notes.push_back(p.segment + ": bytes " + std::to_string(p.from) + ".." + std::to_string(p.to) +
-                          " written back from " + path +
-                          " (records the writer had stored but not yet written out)");
+      out.bytes += p.to - p.from + p.slots_to - p.slots_from;
+      out.notes.push_back(
+          p.segment + ": bytes " + std::to_string(p.from) + ".." + std::to_string(p.to) +
+          (p.slots_to > p.slots_from ? " and its index slots (bytes " + std::to_string(p.slots_from) + ".." +
+                                           std::to_string(p.slots_to) + ")"
+                                     : std::string()) +
+          " written back from " + path + " (what the writer had stored but not yet written out)");
     }
     if (::unlink(path.c_str()) != 0 && errno != ENOENT)
       return Error{path + ": cannot remove write-behind buffer: " + errno_text(errno)};
@@ -202,7 +228,7 @@ Expected<std::vector<PendingWriteBehind>> pending_write_behind(const std::string
     PendingWriteBehind p;
     std::string note;
     if (auto r = detail::analyze_one(dir, path, p, note, bytes); !r) return r.error();
-    if (p.to > p.from) out.push_back(std::move(p));
+    if (p.to > p.from || p.slots_to > p.slots_from) out.push_back(std::move(p));
   }
   return out;
 }
@@ -277,12 +303,15 @@ void WriteBehind::give_back(int b) noexcept {
   slots_[static_cast<std::size_t>(b)].state.store(kFree, std::memory_order_release);
 }
 
-void WriteBehind::begin_zeroing(int b, std::size_t dirty) noexcept {
+void WriteBehind::begin_zeroing(int b, std::size_t dirty, std::size_t tail_from,
+                                std::size_t tail_to) noexcept {
   Slot& s = slots_[static_cast<std::size_t>(b)];
   // The header first: a buffer without one holds nothing to write back.
   std::memset(s.base, 0, kPageSize);
   s.zero_next = kPageSize;
   s.zero_end = std::max(std::min(page_ceil(dirty), capacity_), kPageSize);
+  s.tail_next = std::max(page_floor(tail_from), s.zero_end);
+  s.tail_end = std::max(std::min(tail_to, capacity_), s.tail_next);
   s.state.store(kZeroing, std::memory_order_release);
 }
 
@@ -294,7 +323,11 @@ std::size_t WriteBehind::zero_some(std::size_t budget) noexcept {
     std::memset(s.base + s.zero_next, 0, n);
     s.zero_next += n;
     done += n;
-    if (s.zero_next == s.zero_end) {
+    const std::size_t m = std::min(budget - done, s.tail_end - s.tail_next);
+    std::memset(s.base + s.tail_next, 0, m);
+    s.tail_next += m;
+    done += m;
+    if (s.zero_next == s.zero_end && s.tail_next == s.tail_end) {
       if (s.zero_end > s.touched.load(std::memory_order_relaxed))
         s.touched.store(s.zero_end, std::memory_order_release);
       s.state.store(kFree, std::memory_order_release);

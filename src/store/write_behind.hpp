@@ -12,10 +12,8 @@
 //
 // Layout. A buffer is a file "<journal>/write-behind-<k>" (k < kBuffers),
 // mapped once for the journal's life at capacity (segment_size) bytes. A
-// segment that gets a buffer is mapped at the buffer's address: its bytes
-// [0, split) are the buffer's, [split, size) the segment file's own (the
-// index slots, which grow down from the end, never reach below split).
-// The buffer's first 64 bytes are then the segment's header.
+// segment that gets a buffer is the buffer's first `size` bytes: header,
+// records, and the index slots at its end.
 //
 // Crash safety. The buffer is a file's shared mapping: a process killed
 // with records not yet written out leaves them in the page cache (on disk
@@ -24,7 +22,8 @@
 // segments: only records that continue the segment file's own chain of
 // valid records, and only from a buffer whose bytes up to there equal the
 // file's (so a buffer older than the file, after a power loss, is never
-// copied over it). A buffer's header is zeroed before the rest of it when
+// copied over it); and a sealed segment's index slots (the seal says how
+// many), where the file's differ. A buffer's header is zeroed before the rest of it when
 // it is released: a buffer with a valid header holds everything the
 // segment's file may lack.
 #pragma once
@@ -45,11 +44,11 @@ inline constexpr std::size_t kWriteBehindBuffers = 6;
 /// "write-behind-<k>" in the journal's directory.
 bool format_write_behind_path(char* out, std::size_t cap, const std::string& dir, std::size_t k) noexcept;
 
-/// Bytes [0, split) of a segment of `size` bytes live in its buffer: below
-/// the lowest the index slots can reach (4 bytes per record of at least 32
-/// bytes: an eighth of the segment).
+/// Bytes [0, split) of a segment of `size` bytes live in its buffer: all
+/// of them (records and index slots). Kept as a function so that a segment
+/// could keep part of itself in its file's own mapping.
 inline std::size_t write_behind_split(std::size_t size) noexcept {
-  return (size - size / 8) & ~std::size_t{4095};
+  return size;
 }
 
 struct WriteBehindRecovery {
@@ -105,8 +104,9 @@ class WriteBehind {
     return true;
   }
   /// Zeroes buffer b's header at once (it no longer holds a segment), then
-  /// its first `dirty` bytes piece by piece (zero_some); free once done.
-  void begin_zeroing(int b, std::size_t dirty) noexcept;
+  /// its first `dirty` bytes and [tail_from, tail_to) (the index slots)
+  /// piece by piece (zero_some); free once done.
+  void begin_zeroing(int b, std::size_t dirty, std::size_t tail_from, std::size_t tail_to) noexcept;
   /// A buffer acquired and never stored to, free again.
   void give_back(int b) noexcept;
   /// Service: zeroes at most `budget` bytes of releasing buffers; a buffer
@@ -125,6 +125,7 @@ class WriteBehind {
     std::atomic<std::size_t> touched{0};  ///< see reusable()
     std::size_t zero_next = 0;  ///< service: zeroing from here ...
     std::size_t zero_end = 0;   ///< ... to here
+    std::size_t tail_next = 0, tail_end = 0;  ///< then these (the slots)
   };
   std::array<Slot, kWriteBehindBuffers> slots_{};
   std::size_t capacity_ = 0;

@@ -542,3 +542,53 @@ TEST(Recovery, a_truncated_tail_is_extended_and_reported) {
 
 }  // namespace
 }  // namespace hft::store
+
+namespace hft::store {
+namespace {
+
+// A spare the writer passed over: the service was still preparing segment 3
+// when the writer needed it, so the writer created segment 4 itself; the
+// process stopped before the service renumbered 3. Segment 3 holds its
+// header only, below the tail, and every older segment stays replayable.
+TEST(Recovery, a_passed_over_spare_below_the_tail_keeps_the_older_segments_replayable) {
+  TempDir dir;
+  JournalConfig c = test::small_config(dir.path(), 64 * 1024);
+  std::uint64_t last = 0;
+  {
+    auto j = Journal::open(c);
+    ASSERT_TRUE(j) << j.error().message;
+    while (test::segment_files(dir.path()).size() < 3) {
+      ++last;
+      const std::string m = message_for(last, 300);
+      ASSERT_EQ((*j)->append(last, static_cast<std::int64_t>(last), {m.data(), m.size()}), StoreStatus::kOk);
+    }
+  }
+  // 00000003.seg becomes 00000004.seg (its header renumbered), and a
+  // header-only 00000003.seg takes its place.
+  const std::string three = dir.path() + "/00000003.seg";
+  const std::string four = dir.path() + "/00000004.seg";
+  std::vector<char> bytes = test::read_file(three);
+  SegmentHeader h{};
+  std::memcpy(&h, bytes.data(), sizeof(h));
+  h.segment_number = 4;
+  h.header_crc = crc32c(&h, offsetof(SegmentHeader, header_crc));
+  std::memcpy(bytes.data(), &h, sizeof(h));
+  test::write_file(four, bytes);
+  std::vector<char> spare(bytes.size(), 0);
+  h.segment_number = 3;
+  h.created_ns -= 1000;
+  h.header_crc = crc32c(&h, offsetof(SegmentHeader, header_crc));
+  std::memcpy(spare.data(), &h, sizeof(h));
+  test::write_file(three, spare);
+
+  auto j = Journal::open(c);
+  ASSERT_TRUE(j) << j.error().message;
+  EXPECT_EQ((*j)->recovery().last_seq, last);
+  Collected got;
+  (void)test::replay_all(**j, 1, last, got);
+  ASSERT_EQ(got.seqs.size(), last) << "segments below the passed-over spare are replayed too";
+  for (std::uint64_t s = 1; s <= last; ++s) ASSERT_EQ(got.bytes[s - 1], message_for(s, 300));
+}
+
+}  // namespace
+}  // namespace hft::store

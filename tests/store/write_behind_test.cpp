@@ -209,7 +209,8 @@ TEST(WriteBehind, a_writer_killed_before_the_write_out_loses_nothing_it_committe
   const auto pending = pending_write_behind(dir.path());
   ASSERT_TRUE(pending) << pending.error().message;
   ASSERT_FALSE(pending->empty());
-  EXPECT_LT(pending->front().from, pending->front().to);
+  EXPECT_TRUE(pending->front().from < pending->front().to ||
+              pending->front().slots_from < pending->front().slots_to);
   {
     auto j = Journal::open(c);
     ASSERT_TRUE(j) << j.error().message;
@@ -220,6 +221,52 @@ TEST(WriteBehind, a_writer_killed_before_the_write_out_loses_nothing_it_committe
     bool said = false;
     for (const std::string& n : rep.notes) said = said || n.find("written back from") != std::string::npos;
     EXPECT_TRUE(said);
+  }
+  expect_every_record(dir.path(), c, sent, sent.size());
+}
+
+// With no service at all nothing is written out: finished segments, sealed,
+// are in their buffers whole, their index slots too. The next open writes
+// both back, and a resend from those segments reads their slots.
+TEST(WriteBehind, finished_segments_killed_before_any_write_out_come_back_with_their_index) {
+  TempDir dir;
+  JournalConfig c = wb_config(dir.path());
+  c.initial_segment_size = 0;  // 1 MiB segments
+  const std::vector<std::string> sent = messages(9000);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(ready[0]);
+    auto j = Journal::open(c);  // no service
+    if (!j) ::_exit(3);
+    for (std::uint64_t seq = 1; seq <= sent.size(); ++seq) {
+      const std::string& m = sent[seq - 1];
+      if ((*j)->append(seq, static_cast<std::int64_t>(seq), {m.data(), m.size()}) != StoreStatus::kOk)
+        ::_exit(4);
+    }
+    const std::uint64_t rotations = (*j)->stats().rotations;
+    if (::write(ready[1], &rotations, sizeof(rotations)) != sizeof(rotations)) ::_exit(5);
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  std::uint64_t rotations = 0;
+  ASSERT_EQ(::read(ready[0], &rotations, sizeof(rotations)), static_cast<ssize_t>(sizeof(rotations)));
+  ::close(ready[0]);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_GE(rotations, 2u);
+  EXPECT_EQ(read_files(dir.path()).seqs.size(), 0u) << "nothing was written out";
+  {
+    auto j = Journal::open(c);
+    ASSERT_TRUE(j) << j.error().message;
+    std::size_t with_slots = 0;
+    for (const std::string& n : (*j)->recovery().notes)
+      with_slots += n.find("and its index slots") != std::string::npos;
+    EXPECT_GE(with_slots, rotations) << "every sealed segment's slots written back";
+    EXPECT_TRUE((*j)->recovery().repairs.empty()) << (*j)->recovery().repairs.front();
   }
   expect_every_record(dir.path(), c, sent, sent.size());
 }

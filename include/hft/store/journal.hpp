@@ -216,7 +216,8 @@ struct JournalConfig {
 struct PendingWriteBehind {
   std::string buffer;            ///< the buffer file
   std::string segment;           ///< the segment file they belong to
-  std::size_t from = 0, to = 0;  ///< byte range of the segment
+  std::size_t from = 0, to = 0;  ///< byte range of the segment: records
+  std::size_t slots_from = 0, slots_to = 0;  ///< ... and its index slots (a sealed segment's)
 };
 /// Read-only: the pending write-behind records of the journal in `dir`,
 /// from buffers no running journal holds (a running one's are skipped: its
@@ -703,6 +704,7 @@ class Journal {
     int buffer = -1;
     std::size_t split = 0, size = 0;
     std::size_t dirty = 0;  ///< bytes from its start the writer may have stored to
+    std::size_t slots = 0;  ///< ... and from here to the split (its index slots)
   };
   /// Releases h's buffer (puts the buffer's own mapping back over the
   /// segment's slot range, starts zeroing it), unless a reader has its
