@@ -1,8 +1,6 @@
 #include "hft/audit/journal_audit.hpp"
 
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,6 +11,7 @@
 #include "audit/journal_fixture.hpp"
 #include "hft/store/format.hpp"
 #include "hft/store/journal_reader.hpp"
+#include "support/killed_child.hpp"
 
 namespace hft::audit {
 namespace {
@@ -569,28 +568,18 @@ TEST(JournalAudit,
   store::JournalConfig c = test::journal_config(tmp.path(), 1 << 20);
   c.durability = store::Durability::kOs;
   c.write_behind = true;
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::close(ready[0]);
-    auto j = store::Journal::open(c);  // no service: nothing is written out
-    if (!j) ::_exit(3);
-    FixBuilder b("FIX.4.4", "CLIENT", "VENUE");
-    write_orders(**j, b, 300);
-    const char done = 1;
-    if (::write(ready[1], &done, 1) != 1) ::_exit(5);
-    for (;;) ::pause();
-  }
-  ::close(ready[1]);
   char done = 0;
-  ASSERT_EQ(::read(ready[0], &done, 1), 1);
-  ::close(ready[0]);
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_TRUE(hft::test::run_then_kill(
+      [&](int ready) {
+        auto j = store::Journal::open(c);  // no service: nothing is written out
+        if (!j) ::_exit(3);
+        FixBuilder b("FIX.4.4", "CLIENT", "VENUE");
+        write_orders(**j, b, 300);
+        const char one = 1;
+        if (::write(ready, &one, 1) != 1) ::_exit(5);
+        hft::test::wait_to_be_killed();  // its journal open
+      },
+      &done, 1));
 
   const AuditReport r = audit(tmp.path());
   EXPECT_FALSE(r.ok);

@@ -3,8 +3,6 @@
 // behind it, and a process killed in between loses nothing it committed.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +17,7 @@
 #include "hft/store/journal_service.hpp"
 #include "store/store_test_util.hpp"
 #include "support/alloc_counter.hpp"
+#include "support/killed_child.hpp"
 
 namespace hft::store {
 namespace {
@@ -174,38 +173,29 @@ TEST(WriteBehind, a_writer_killed_before_the_write_out_loses_nothing_it_committe
   c.write_behind_chunk = 512 * 1024;
   c.write_behind_delay_ns = 1000 * kSecond;
   const std::vector<std::string> sent = messages(20000);
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::close(ready[0]);
-    JournalService service;
-    if (!service.start()) ::_exit(2);
-    auto j = Journal::open(c, &service);
-    if (!j) ::_exit(3);
-    for (std::uint64_t seq = 1; seq <= sent.size(); ++seq) {
-      const std::string& m = sent[seq - 1];
-      if ((*j)->append(seq, static_cast<std::int64_t>(seq), {m.data(), m.size()}) != StoreStatus::kOk)
-        ::_exit(4);
-    }
-    const std::uint64_t done = sent.size();
-    if (::write(ready[1], &done, sizeof(done)) != sizeof(done)) ::_exit(5);
-    for (;;) ::pause();  // killed here, its journal open
-  }
-  ::close(ready[1]);
   std::uint64_t done = 0;
-  ASSERT_EQ(::read(ready[0], &done, sizeof(done)), static_cast<ssize_t>(sizeof(done)));
-  ::close(ready[0]);
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_TRUE(hft::test::run_then_kill(
+      [&](int ready) {
+        JournalService service;
+        if (!service.start()) ::_exit(2);
+        auto j = Journal::open(c, &service);
+        if (!j) ::_exit(3);
+        for (std::uint64_t seq = 1; seq <= sent.size(); ++seq) {
+          const std::string& m = sent[seq - 1];
+          if ((*j)->append(seq, static_cast<std::int64_t>(seq), {m.data(), m.size()}) != StoreStatus::kOk)
+            ::_exit(4);
+        }
+        const std::uint64_t n = sent.size();
+        if (::write(ready, &n, sizeof(n)) != sizeof(n)) ::_exit(5);
+        hft::test::wait_to_be_killed();  // its journal open
+      },
+      &done, sizeof(done)));
   ASSERT_EQ(done, sent.size());
   // The files alone lack the last records: they are in a buffer, which
-  // says so to a reader of the directory (the audit).
+  // says so to a reader of the directory (the audit). (Not read here with
+  // JournalReader: killed between a spare's rename and its new header, the
+  // files are refused by it until an open settles them.)
   EXPECT_TRUE(has_buffer_files(dir.path()));
-  EXPECT_LT(read_files(dir.path()).seqs.size(), sent.size());
   const auto pending = pending_write_behind(dir.path());
   ASSERT_TRUE(pending) << pending.error().message;
   ASSERT_FALSE(pending->empty());
@@ -233,30 +223,21 @@ TEST(WriteBehind, finished_segments_killed_before_any_write_out_come_back_with_t
   JournalConfig c = wb_config(dir.path());
   c.initial_segment_size = 0;  // 1 MiB segments
   const std::vector<std::string> sent = messages(9000);
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::close(ready[0]);
-    auto j = Journal::open(c);  // no service
-    if (!j) ::_exit(3);
-    for (std::uint64_t seq = 1; seq <= sent.size(); ++seq) {
-      const std::string& m = sent[seq - 1];
-      if ((*j)->append(seq, static_cast<std::int64_t>(seq), {m.data(), m.size()}) != StoreStatus::kOk)
-        ::_exit(4);
-    }
-    const std::uint64_t rotations = (*j)->stats().rotations;
-    if (::write(ready[1], &rotations, sizeof(rotations)) != sizeof(rotations)) ::_exit(5);
-    for (;;) ::pause();
-  }
-  ::close(ready[1]);
   std::uint64_t rotations = 0;
-  ASSERT_EQ(::read(ready[0], &rotations, sizeof(rotations)), static_cast<ssize_t>(sizeof(rotations)));
-  ::close(ready[0]);
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(hft::test::run_then_kill(
+      [&](int ready) {
+        auto j = Journal::open(c);  // no service
+        if (!j) ::_exit(3);
+        for (std::uint64_t seq = 1; seq <= sent.size(); ++seq) {
+          const std::string& m = sent[seq - 1];
+          if ((*j)->append(seq, static_cast<std::int64_t>(seq), {m.data(), m.size()}) != StoreStatus::kOk)
+            ::_exit(4);
+        }
+        const std::uint64_t n = (*j)->stats().rotations;
+        if (::write(ready, &n, sizeof(n)) != sizeof(n)) ::_exit(5);
+        hft::test::wait_to_be_killed();  // its journal open
+      },
+      &rotations, sizeof(rotations)));
   ASSERT_GE(rotations, 2u);
   EXPECT_EQ(read_files(dir.path()).seqs.size(), 0u) << "nothing was written out";
   {
