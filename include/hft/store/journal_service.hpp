@@ -47,7 +47,7 @@ struct JournalServiceConfig {
   /// journal), so this bounds the share of a core the thread takes.
   std::chrono::microseconds work_pause{100};
   /// ... and, while any attached journal is being written, at least
-  /// `busy_ratio` times as long as the cycle took, so the thread keeps at
+  /// `busy_ratio` times the CPU the cycle took, so the thread keeps at
   /// most 1 / (1 + busy_ratio) of a core while it prepares segments next to
   /// a session that is trading. With no appends (start-up, an idle market)
   /// it prepares at full pace, still pausing work_pause between pieces.
