@@ -1172,6 +1172,15 @@ bool Journal::attach_buffer(Segment* segment, const char* path) noexcept {
     write_behind_misses_.add();
     return false;
   }
+  // Its blocks first: the writer's first store to a page of a sparse file
+  // on a full disk would be a SIGBUS. Without them, the segment is its
+  // file's own mapping (fallocated), whose full disk is a status.
+  if (const int err = write_behind_->reserve(b, segment->size); err != 0) {
+    write_behind_->give_back(b);
+    write_behind_misses_.add();
+    last_errno_.store(err, std::memory_order_relaxed);
+    return false;
+  }
   char* va = write_behind_->base(b);
   const std::size_t split = detail::write_behind_split(segment->size);
   if (split < segment->size) {

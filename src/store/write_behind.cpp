@@ -299,6 +299,14 @@ int WriteBehind::holding(std::uint64_t number, std::size_t& size) const noexcept
   return -1;
 }
 
+int WriteBehind::reserve(int b, std::size_t size) noexcept {
+  Slot& s = slots_[static_cast<std::size_t>(b)];
+  if (size <= s.allocated) return 0;
+  const int err = ::posix_fallocate(s.fd, 0, static_cast<off_t>(size));
+  if (err == 0) s.allocated = size;
+  return err;
+}
+
 void WriteBehind::give_back(int b) noexcept {
   slots_[static_cast<std::size_t>(b)].state.store(kFree, std::memory_order_release);
 }

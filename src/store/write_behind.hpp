@@ -109,6 +109,10 @@ class WriteBehind {
   void begin_zeroing(int b, std::size_t dirty, std::size_t tail_from, std::size_t tail_to) noexcept;
   /// A buffer acquired and never stored to, free again.
   void give_back(int b) noexcept;
+  /// Disk blocks for buffer b's first `size` bytes (posix_fallocate, once):
+  /// a store to a page of a sparse shared mapping on a full disk is a
+  /// SIGBUS, never an error. 0 or the errno.
+  int reserve(int b, std::size_t size) noexcept;
   /// Service: zeroes at most `budget` bytes of releasing buffers; a buffer
   /// all zero is free again. Returns the bytes zeroed.
   std::size_t zero_some(std::size_t budget) noexcept;
@@ -123,6 +127,7 @@ class WriteBehind {
     std::atomic<std::uint64_t> number{0};
     std::atomic<std::size_t> size{0};
     std::atomic<std::size_t> touched{0};  ///< see reusable()
+    std::size_t allocated = 0;            ///< bytes with disk blocks (reserve)
     std::size_t zero_next = 0;  ///< service: zeroing from here ...
     std::size_t zero_end = 0;   ///< ... to here
     std::size_t tail_next = 0, tail_end = 0;  ///< then these (the slots)
