@@ -668,12 +668,55 @@ Expected<void> Journal::settle_empty(const std::vector<Empty>& empties, std::uin
   // the one before, and writes into it right after: an empty segment below
   // the tail, or a headerless or short one right after a sealed tail, held
   // records once. Any other empty one is an unused spare.
+  //
+  // Except a spare the writer passed over: it found the spare not ready,
+  // created the next segment itself, and the process stopped before the
+  // service had finished (or renumbered) it. It held nothing: the segments
+  // on either side hold consecutive seqs of one epoch.
+  struct Facts {
+    bool ok = false;
+    std::uint64_t epoch = 0, first = 0, last = 0;
+    bool epoch_start = false;
+  };
+  const auto facts = [&](std::uint64_t number) {
+    Facts f;
+    detail::ReadView v;
+    if (detail::map_readonly(segment_path(number).c_str(), v) != 0) return f;
+    RecordHeader h;
+    SegmentStartPayload start{};
+    const std::uint32_t count = v.size > kSegmentHeaderSize ? detail::count_slots(v.base, v.size) : 0;
+    RecordHeader first, last;
+    if (count != 0 && detail::read_record(v.base, v.size, kSegmentHeaderSize, h) &&
+        (h.flags & kRecordSegmentStart) != 0 && h.size - kRecordHeaderSize - h.gap == sizeof(start) &&
+        detail::read_record(v.base, v.size, detail::slot_at(v.base, v.size, 0), first) &&
+        detail::read_record(v.base, v.size, detail::slot_at(v.base, v.size, count - 1), last)) {
+      std::memcpy(&start, v.base + kSegmentHeaderSize + kRecordHeaderSize + h.gap, sizeof(start));
+      f = Facts{true, start.epoch, first.seq, last.seq, (h.flags & kRecordEpochStart) != 0};
+    }
+    detail::unmap_readonly(v);
+    return f;
+  };
+  const auto is_empty = [&](std::uint64_t number) {
+    return std::any_of(empties.begin(), empties.end(), [&](const Empty& x) { return x.number == number; });
+  };
+  const auto passed_over = [&](std::uint64_t number) {
+    std::uint64_t below = number;
+    while (below > 1 && (is_empty(below - 1) || ::access(segment_path(below - 1).c_str(), F_OK) != 0))
+      --below;
+    std::uint64_t above = number;
+    while (above < tail_number && is_empty(above + 1)) ++above;
+    if (below <= 1 || above >= tail_number) return false;
+    const Facts a = facts(below - 1);
+    const Facts b = facts(above + 1);
+    return a.ok && b.ok && a.epoch == b.epoch && !b.epoch_start && b.first == a.last + 1;
+  };
   bool first_above = true;
   for (const Empty& e : empties) {
     const std::string path = segment_path(e.number);
     const bool above = e.number > tail_number;
     const bool lost =
-        tail_number != 0 && (!above || (tail_sealed && first_above && (e.truncated || !e.header)));
+        tail_number != 0 &&
+        (!above ? !passed_over(e.number) : (tail_sealed && first_above && (e.truncated || !e.header)));
     if (above) first_above = false;
     if (!lost) {
       if (::unlink(path.c_str()) != 0)

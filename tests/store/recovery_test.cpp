@@ -546,48 +546,86 @@ TEST(Recovery, a_truncated_tail_is_extended_and_reported) {
 namespace hft::store {
 namespace {
 
-// A spare the writer passed over: the service was still preparing segment 3
-// when the writer needed it, so the writer created segment 4 itself; the
-// process stopped before the service renumbered 3. Segment 3 holds its
-// header only, below the tail, and every older segment stays replayable.
-TEST(Recovery, a_passed_over_spare_below_the_tail_keeps_the_older_segments_replayable) {
-  TempDir dir;
-  JournalConfig c = test::small_config(dir.path(), 64 * 1024);
+// Segments 1..3 of 300-byte messages; returns the last seq. Then segment 3
+// becomes segment 4 (its header renumbered) and 00000003.seg a spare the
+// writer passed over (the service was still preparing it when the writer
+// needed it, so the writer created 4 itself, and the process stopped before
+// the service renumbered or finished 3): with its header only, or none.
+/// Appends 300-byte messages until the journal has `segments` segments;
+/// returns the last seq (0 if it could not be opened).
+std::uint64_t write_segments(const std::string& dir, const JournalConfig& c, std::size_t segments) {
   std::uint64_t last = 0;
-  {
-    auto j = Journal::open(c);
-    ASSERT_TRUE(j) << j.error().message;
-    while (test::segment_files(dir.path()).size() < 3) {
-      ++last;
-      const std::string m = message_for(last, 300);
-      ASSERT_EQ((*j)->append(last, static_cast<std::int64_t>(last), {m.data(), m.size()}), StoreStatus::kOk);
-    }
+  auto j = Journal::open(c);
+  EXPECT_TRUE(j) << j.error().message;
+  if (!j) return 0;
+  while (test::segment_files(dir).size() < segments) {
+    ++last;
+    const std::string m = message_for(last, 300);
+    EXPECT_EQ((*j)->append(last, static_cast<std::int64_t>(last), {m.data(), m.size()}), StoreStatus::kOk);
   }
-  // 00000003.seg becomes 00000004.seg (its header renumbered), and a
-  // header-only 00000003.seg takes its place.
-  const std::string three = dir.path() + "/00000003.seg";
-  const std::string four = dir.path() + "/00000004.seg";
+  return last;
+}
+
+std::uint64_t journal_with_a_passed_over_spare(const std::string& dir, const JournalConfig& c, bool header) {
+  const std::uint64_t last = write_segments(dir, c, 3);
+  if (last == 0) return 0;
+  const std::string three = dir + "/00000003.seg";
   std::vector<char> bytes = test::read_file(three);
   SegmentHeader h{};
   std::memcpy(&h, bytes.data(), sizeof(h));
   h.segment_number = 4;
   h.header_crc = crc32c(&h, offsetof(SegmentHeader, header_crc));
   std::memcpy(bytes.data(), &h, sizeof(h));
-  test::write_file(four, bytes);
+  test::write_file(dir + "/00000004.seg", bytes);
   std::vector<char> spare(bytes.size(), 0);
   h.segment_number = 3;
   h.created_ns -= 1000;
   h.header_crc = crc32c(&h, offsetof(SegmentHeader, header_crc));
-  std::memcpy(spare.data(), &h, sizeof(h));
+  if (header) std::memcpy(spare.data(), &h, sizeof(h));
   test::write_file(three, spare);
+  return last;
+}
 
+// With its header only, or none (the process stopped while the service was
+// creating it), it is not a segment that lost records: the segments on
+// either side hold consecutive seqs of one epoch. No repair, and every
+// older segment stays replayable; a headerless one is removed as a spare.
+TEST(Recovery,
+     a_spare_the_writer_passed_over_below_the_tail_is_no_repair_and_older_segments_stay_replayable) {
+  for (const bool header : {true, false}) {
+    SCOPED_TRACE(header ? "header only" : "no header");
+    TempDir dir;
+    JournalConfig c = test::small_config(dir.path(), 64 * 1024);
+    const std::uint64_t last = journal_with_a_passed_over_spare(dir.path(), c, header);
+    ASSERT_GT(last, 0u);
+    auto j = Journal::open(c);
+    ASSERT_TRUE(j) << j.error().message;
+    EXPECT_EQ((*j)->recovery().last_seq, last);
+    EXPECT_TRUE((*j)->recovery().repairs.empty()) << (*j)->recovery().repairs.front();
+    if (!header) {
+      ASSERT_EQ((*j)->recovery().removed_spares.size(), 1u);
+      EXPECT_EQ((*j)->recovery().removed_spares.front(), dir.path() + "/00000003.seg");
+    }
+    Collected got;
+    (void)test::replay_all(**j, 1, last, got);
+    ASSERT_EQ(got.seqs.size(), last) << "segments below the passed-over spare are replayed too";
+    for (std::uint64_t s = 1; s <= last; ++s) ASSERT_EQ(got.bytes[s - 1], message_for(s, 300));
+  }
+}
+
+// A segment that did hold records and lost them (zeroed): the seqs on
+// either side do not follow each other, so it is still a repair.
+TEST(Recovery, a_zeroed_segment_below_the_tail_whose_seqs_are_missing_is_still_reported_lost) {
+  TempDir dir;
+  JournalConfig c = test::small_config(dir.path(), 64 * 1024);
+  ASSERT_GT(write_segments(dir.path(), c, 4), 0u);
+  const std::string three = dir.path() + "/00000003.seg";
+  test::write_file(three, std::vector<char>(test::read_file(three).size(), 0));
   auto j = Journal::open(c);
   ASSERT_TRUE(j) << j.error().message;
-  EXPECT_EQ((*j)->recovery().last_seq, last);
-  Collected got;
-  (void)test::replay_all(**j, 1, last, got);
-  ASSERT_EQ(got.seqs.size(), last) << "segments below the passed-over spare are replayed too";
-  for (std::uint64_t s = 1; s <= last; ++s) ASSERT_EQ(got.bytes[s - 1], message_for(s, 300));
+  ASSERT_EQ((*j)->recovery().repairs.size(), 1u);
+  EXPECT_NE((*j)->recovery().repairs.front().find("its records are lost"), std::string::npos)
+      << (*j)->recovery().repairs.front();
 }
 
 }  // namespace
