@@ -1224,31 +1224,15 @@ bool Journal::attach_buffer(Segment* segment, const char* path) noexcept {
     last_errno_.store(err, std::memory_order_relaxed);
     return false;
   }
+  // The whole segment (header, records, index slots) is the buffer's; the
+  // file's own mapping goes.
   char* va = write_behind_->base(b);
-  const std::size_t split = detail::write_behind_split(segment->size);
-  if (split < segment->size) {
-    // The rest stays the file's own: its mapping goes at the buffer's
-    // address past the split, so the segment is one range of addresses.
-    void* m = ::mmap(va + split, segment->size - split, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-                     segment->fd, static_cast<off_t>(split));
-    if (m == MAP_FAILED) {
-      service_error(errno);
-      // The buffer's own mapping there, as it was.
-      (void)::mmap(va + split, segment->size - split, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-                   write_behind_->fd(b), static_cast<off_t>(split));
-      write_behind_->give_back(b);
-      write_behind_misses_.add();
-      return false;
-    }
-    detail::advise_writer_access(va + split, segment->size - split);
-  }
   std::memcpy(va, segment->base, kSegmentHeaderSize);
   ::munmap(segment->base, segment->size);
   segment->base = va;
   segment->buffer = b;
-  segment->split = split;
   segment->written = 0;
-  segment->reused = std::min(detail::page_floor(write_behind_->reusable(b)), split);
+  segment->reused = std::min(detail::page_floor(write_behind_->reusable(b)), segment->size);
   // O_DIRECT where the file system has it; otherwise write_out() writes
   // through the page cache.
   segment->direct_fd = ::open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
@@ -1289,7 +1273,7 @@ int Journal::service_write_behind(std::int64_t now) noexcept {
   Segment* s = &pool_[p >> 32];
   if (s->base == nullptr || s->buffer < 0) return 0;
   // Up to the published end: whole records, committed.
-  const std::size_t end = std::min(static_cast<std::size_t>(p & 0xFFFFFFFFu), s->split);
+  const std::size_t end = p & 0xFFFFFFFFu;
   if (end <= s->written) return 0;
   if (end - s->written < config_.write_behind_chunk && now < next_write_out_ns_) return 0;
   const std::uint64_t t = core::trace::begin();
@@ -1317,26 +1301,22 @@ void Journal::finish_buffered(Segment* s) noexcept {
   // Everything the writer stored: its records, at most one claim's room
   // past them (an abandoned or open claim's bytes), and the index slots.
   const std::size_t dirty =
-      std::min(s->split, detail::page_ceil(s->final_end + kRecordHeaderSize + max_payload_ + seal_reserve_));
-  const std::size_t data_end = std::min(detail::page_ceil(s->final_end), s->split);
-  const std::size_t slots = std::min(detail::page_floor(s->final_slot_low), s->split);
+      std::min(s->size, detail::page_ceil(s->final_end + kRecordHeaderSize + max_payload_ + seal_reserve_));
+  const std::size_t data_end = detail::page_ceil(s->final_end);
+  const std::size_t slots = detail::page_floor(s->final_slot_low);
   bool written = true;
   if (data_end > s->written) written = write_out(s, s->written, data_end);
   if (written) s->written = data_end;
-  if (written && slots < s->split) written = write_out(s, slots, s->split);
-  if (written && closing_ && durability_ == Durability::kOs) {
-    // A clean close leaves everything on disk: what O_DIRECT left in the
-    // device's cache, and the part past the split (the file's own mapping).
-    const std::size_t rest = std::max(slots, s->split);
-    if ((rest < s->size && ::msync(s->base + rest, s->size - rest, MS_SYNC) != 0) ||
-        ::fdatasync(s->fd) != 0) {
-      flush_errors_.add();
-      last_errno_.store(errno, std::memory_order_relaxed);
-    }
+  if (written && slots < s->size) written = write_out(s, slots, s->size);
+  // A clean close leaves everything on disk, what O_DIRECT left in the
+  // device's cache too.
+  if (written && closing_ && durability_ == Durability::kOs && ::fdatasync(s->fd) != 0) {
+    flush_errors_.add();
+    last_errno_.store(errno, std::memory_order_relaxed);
   }
   if (s->direct_fd >= 0) ::close(s->direct_fd);
   s->direct_fd = -1;
-  const Held h{s->buffer, s->split, s->size, dirty, slots};
+  const Held h{s->buffer, s->size, dirty, slots};
   s->buffer = -1;
   s->base = nullptr;  // the buffer's: close_segment then only closes the file
   // A buffer whose records could not all be written out stays held, its
@@ -1352,13 +1332,7 @@ bool Journal::release_buffer(const Held& h) noexcept {
     return false;
   });
   if (!released) return false;
-  char* va = write_behind_->base(h.buffer);
-  // Past the split the file's mapping was at the buffer's address (a pinned
-  // reader's view of the segment): the buffer's own again.
-  if (h.split < h.size)
-    (void)::mmap(va + h.split, h.size - h.split, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-                 write_behind_->fd(h.buffer), static_cast<off_t>(h.split));
-  write_behind_->begin_zeroing(h.buffer, h.dirty, h.slots, h.split);
+  write_behind_->begin_zeroing(h.buffer, h.dirty, h.slots, h.size);
   return true;
 }
 
@@ -1755,7 +1729,7 @@ void Journal::discard_spare(Segment* s) noexcept {
     // goes back with nothing to write out.
     if (s->direct_fd >= 0) ::close(s->direct_fd);
     s->direct_fd = -1;
-    const Held h{s->buffer, s->split, s->size, kPageSize, s->split};
+    const Held h{s->buffer, s->size, kPageSize, s->size};
     s->buffer = -1;
     s->base = nullptr;
     if (!release_buffer(h)) held_[held_count_++] = h;
@@ -1765,18 +1739,14 @@ void Journal::discard_spare(Segment* s) noexcept {
 }
 
 void Journal::flush_finished(Segment* s) noexcept {
-  if (s->buffer >= 0) {
-    if (s == prefault_target_) prefault_target_ = nullptr;
-    if (s == prefault_active_) prefault_active_ = nullptr;
-    if (s == flush_segment_) flush_segment_ = nullptr;
-    if (s == rewarm_segment_) rewarm_segment_ = nullptr;
-    finish_buffered(s);
-    return;
-  }
   if (s == prefault_target_) prefault_target_ = nullptr;
   if (s == prefault_active_) prefault_active_ = nullptr;
   if (s == flush_segment_) flush_segment_ = nullptr;
   if (s == rewarm_segment_) rewarm_segment_ = nullptr;
+  if (s->buffer >= 0) {
+    finish_buffered(s);
+    return;
+  }
   const std::int64_t t0 = core::monotonic_ns();
   const std::uint64_t t_trace = core::trace::begin();
   bool flushed = false;
@@ -2094,7 +2064,7 @@ void Journal::spare_failed(int err, std::int64_t now) noexcept {
 
 int Journal::service_fill(std::int64_t now) noexcept {
   Segment* s = filling_;
-  if (s->buffer >= 0 && fill_next_ < s->split) fill_next_ = s->split;  // the buffer's bytes are zero
+  if (s->buffer >= 0) fill_next_ = s->size;  // a buffer's bytes are zero already
   if (fill_next_ < s->size) {
     // Up to the next kFillChunk boundary (the first chunk starts after the
     // header), in page-aligned pieces, while the slice lasts.
@@ -2188,18 +2158,15 @@ int Journal::service_prefault() noexcept {
 }
 
 std::size_t Journal::zero_filled(const Segment* s, std::size_t from, std::size_t to) noexcept {
-  if (s->buffer >= 0) from = std::max(from, s->split);
-  return to > from ? to - from : 0;
+  return s->buffer < 0 && to > from ? to - from : 0;
 }
 
 int Journal::fill_zeros(Segment* s, std::size_t from, std::size_t to) noexcept {
-  if (s->buffer >= 0 && from < s->split) {
+  if (s->buffer >= 0) {
     // A buffer's bytes are zero already (zeroed when it was released) and
     // never the file's page cache: only mapped in ahead of the writer.
-    const std::size_t mid = std::min(to, s->split);
-    detail::prefault_pages(s->base, detail::page_floor(from), mid);
-    if (mid == to) return 0;
-    from = mid;
+    detail::prefault_pages(s->base, detail::page_floor(from), to);
+    return 0;
   }
   std::size_t at = from;
   while (at < to) {

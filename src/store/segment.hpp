@@ -49,11 +49,10 @@ struct Segment {
   std::size_t final_slot_low = 0;
   /// Service only: when it began preparing this segment as a spare (0: not a spare).
   std::int64_t prepare_started_ns = 0;
-  /// Write-behind: the buffer holding bytes [0, split) (-1: none, the
-  /// segment is its file's mapping), the O_DIRECT descriptor the service
-  /// writes them with (-1: buffered pwrite), and how far it has (service).
+  /// Write-behind: the buffer holding the segment (-1: none, the segment
+  /// is its file's mapping), the O_DIRECT descriptor the service writes it
+  /// with (-1: buffered pwrite), and how far it has (service).
   int buffer = -1;
-  std::size_t split = 0;
   int direct_fd = -1;
   std::size_t written = 0;
   /// Bytes from its start whose buffer pages were stored to before (zeroed

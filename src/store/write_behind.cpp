@@ -49,8 +49,8 @@ std::size_t chain_end(const char* base, std::size_t limit, std::size_t alignment
 }
 
 // What one buffer file holds beyond its segment file: `pending` gets the
-// range (from == to: nothing), `note` why not when it is not taken, and
-// `bytes` the segment's bytes with the buffer's over them (for the write).
+// ranges (empty: nothing), `note` why not when it is not taken, and
+// `bytes` the buffer's bytes (what the write-back writes).
 Expected<void> analyze_one(const std::string& dir, const std::string& path, PendingWriteBehind& pending,
                            std::string& note, std::vector<char>& bytes) {
   pending.buffer = path;
@@ -90,32 +90,30 @@ Expected<void> analyze_one(const std::string& dir, const std::string& path, Pend
     return Error{std::string(seg_path) + ": cannot open to compare with " + path + ": " + errno_text(err)};
   }
   const std::size_t size = h.segment_size;
-  const std::size_t split = std::min(write_behind_split(size), bsize);
-  bytes.assign(size, 0);
-  std::vector<char> buffer(split, 0);
-  const ssize_t fgot = ::pread(sfd, bytes.data(), size, 0);
+  // The buffer's bytes, as far as its file goes (a whole segment).
+  const std::size_t in_buffer = std::min(size, bsize);
+  std::vector<char> file(size, 0);
+  bytes.assign(in_buffer, 0);
+  const ssize_t fgot = ::pread(sfd, file.data(), size, 0);
   const int ferr = errno;
   ::close(sfd);
-  const ssize_t bgot = ::pread(bfd, buffer.data(), split, 0);
+  const ssize_t bgot = ::pread(bfd, bytes.data(), in_buffer, 0);
   const int berr = errno;
   ::close(bfd);
   if (fgot < 0) return Error{std::string(seg_path) + ": cannot read: " + errno_text(ferr)};
   if (bgot < 0) return Error{path + ": cannot read: " + errno_text(berr)};
-  // The segment file's own records, then the buffer's over the same bytes.
+  // The segment file's own records; the buffer must hold the same bytes up
+  // to their end, and its records go on from there.
   bool passed = false;
-  const std::size_t file_end = chain_end(bytes.data(), size, h.record_alignment, 0, passed);
-  const std::size_t common = std::min(file_end, split);
-  if (std::memcmp(bytes.data(), buffer.data(), common) != 0) {
+  const std::size_t file_end = chain_end(file.data(), size, h.record_alignment, 0, passed);
+  const std::size_t common = std::min(file_end, in_buffer);
+  if (std::memcmp(file.data(), bytes.data(), common) != 0) {
     note = path + ": differs from " + seg_path + " within the segment's records (up to byte " +
            std::to_string(common) + "): an older buffer, not written back";
     return {};
   }
-  // The file's own bytes past the records (its index slots), before the
-  // buffer's go over them.
-  const std::vector<char> file_tail(bytes.begin() + static_cast<std::ptrdiff_t>(file_end), bytes.end());
-  std::memcpy(bytes.data() + common, buffer.data() + common, split - common);
   std::size_t last = 0;
-  const std::size_t end = chain_end(bytes.data(), size, h.record_alignment, file_end, passed, &last);
+  const std::size_t end = chain_end(bytes.data(), in_buffer, h.record_alignment, file_end, passed, &last);
   if (end > file_end && !passed) {
     note = path + ": its records do not continue those of " + seg_path + " at byte " +
            std::to_string(file_end) + ": not written back";
@@ -126,14 +124,14 @@ Expected<void> analyze_one(const std::string& dir, const std::string& path, Pend
   // A sealed segment's index slots, where the file's differ: the seal says
   // how many (an unsealed tail's are rebuilt by the open from its records).
   RecordHeader r{};
-  if (last != 0 && split == size && read_record(bytes.data(), size, last, r) &&
+  if (last != 0 && in_buffer == size && read_record(bytes.data(), size, last, r) &&
       (r.flags & kRecordSegmentSeal) != 0 &&
       r.size >= kRecordHeaderSize + r.gap + sizeof(SegmentSealPayload)) {
     SegmentSealPayload seal{};
     std::memcpy(&seal, bytes.data() + last + kRecordHeaderSize + r.gap, sizeof(seal));
     const std::size_t slots = std::size_t{seal.indexed_count} * kSlotSize;
     if (slots != 0 && slots <= size - end &&
-        std::memcmp(bytes.data() + size - slots, file_tail.data() + file_tail.size() - slots, slots) != 0) {
+        std::memcmp(bytes.data() + size - slots, file.data() + size - slots, slots) != 0) {
       pending.slots_from = size - slots;
       pending.slots_to = size;
     }
@@ -343,11 +341,6 @@ std::size_t WriteBehind::zero_some(std::size_t budget) noexcept {
     if (done == budget) break;
   }
   return done;
-}
-
-void WriteBehind::zero_all() noexcept {
-  while (zero_some(std::size_t{64} << 20) != 0) {
-  }
 }
 
 }  // namespace hft::store::detail

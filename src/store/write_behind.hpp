@@ -44,13 +44,6 @@ inline constexpr std::size_t kWriteBehindBuffers = 6;
 /// "write-behind-<k>" in the journal's directory.
 bool format_write_behind_path(char* out, std::size_t cap, const std::string& dir, std::size_t k) noexcept;
 
-/// Bytes [0, split) of a segment of `size` bytes live in its buffer: all
-/// of them (records and index slots). Kept as a function so that a segment
-/// could keep part of itself in its file's own mapping.
-inline std::size_t write_behind_split(std::size_t size) noexcept {
-  return size;
-}
-
 struct WriteBehindRecovery {
   std::vector<std::string> notes;  ///< one line per buffer found (written back, or why not)
   std::size_t bytes = 0;           ///< bytes written back into segment files
@@ -68,7 +61,8 @@ class WriteBehind {
   WriteBehind() = default;
   WriteBehind(const WriteBehind&) = delete;
   WriteBehind& operator=(const WriteBehind&) = delete;
-  /// Unmaps the buffers and removes their files (all must be free or zeroing).
+  /// Unmaps the buffers and removes their files, except a held one's (its
+  /// records could not all be written out: the next open writes them back).
   ~WriteBehind();
 
   /// Creates the (empty) buffer files of `dir` and maps each at `capacity`
@@ -116,8 +110,6 @@ class WriteBehind {
   /// Service: zeroes at most `budget` bytes of releasing buffers; a buffer
   /// all zero is free again. Returns the bytes zeroed.
   std::size_t zero_some(std::size_t budget) noexcept;
-  /// Zeroes every releasing buffer now (the journal is closing).
-  void zero_all() noexcept;
 
  private:
   struct Slot {

@@ -686,8 +686,9 @@ class Journal {
 
   // ---- write-behind (JournalConfig::write_behind) ----
   std::unique_ptr<detail::WriteBehind> write_behind_;
-  /// Gives a new segment a buffer (either thread): its bytes below the split
-  /// are the buffer's. False: none free (the segment stays file-mapped).
+  /// Gives a new segment a buffer (either thread): the segment is then the
+  /// buffer's first `size` bytes. False: none free, or no disk blocks for
+  /// it (the segment stays its file's mapping).
   bool attach_buffer(detail::Segment* segment, const char* path) noexcept;
   /// Service: writes [from, to) of a buffered segment to its file. False
   /// (counted, errno kept) if it could not.
@@ -702,9 +703,9 @@ class Journal {
   /// A finished segment's buffer, written out, to be released.
   struct Held {
     int buffer = -1;
-    std::size_t split = 0, size = 0;
+    std::size_t size = 0;   ///< its segment's
     std::size_t dirty = 0;  ///< bytes from its start the writer may have stored to
-    std::size_t slots = 0;  ///< ... and from here to the split (its index slots)
+    std::size_t slots = 0;  ///< ... and from here to `size` (its index slots)
   };
   /// Releases h's buffer (puts the buffer's own mapping back over the
   /// segment's slot range, starts zeroing it), unless a reader has its
