@@ -562,6 +562,25 @@ void expect_all_records(const std::string& dir, const JournalConfig& c,
   }
 }
 
+// Appends `count` more messages (150 to 349 bytes) to the journal and to
+// `sent`; with `claim`, each through a claim of that many bytes (a session
+// claims MaxMessageSize for every message) instead of append().
+void append_more(Journal& j, std::vector<std::string>& sent, std::uint64_t count, std::size_t claim = 0) {
+  for (std::uint64_t k = 0; k < count; ++k) {
+    const std::uint64_t seq = sent.size() + 1;
+    sent.push_back(message_for(seq, 150 + seq % 200));
+    const std::string& m = sent.back();
+    if (claim == 0) {
+      ASSERT_EQ(j.append(seq, static_cast<std::int64_t>(seq), {m.data(), m.size()}), StoreStatus::kOk);
+      continue;
+    }
+    const std::span<char> room = j.claim(claim);
+    ASSERT_EQ(room.size(), claim);
+    std::memcpy(room.data(), m.data(), m.size());
+    ASSERT_EQ(j.commit(seq, static_cast<std::int64_t>(seq), 0, m.size(), 0), StoreStatus::kOk);
+  }
+}
+
 TEST(FillAhead, the_service_fills_ahead_of_the_writer_and_a_writer_that_outruns_it_fills_its_own_piece) {
   TempDir dir;
   const JournalConfig c = fill_config(dir.path());
@@ -569,14 +588,7 @@ TEST(FillAhead, the_service_fills_ahead_of_the_writer_and_a_writer_that_outruns_
   {
     auto j = Journal::open(c);
     ASSERT_TRUE(j) << j.error().message;
-    const auto append = [&](std::uint64_t count) {
-      for (std::uint64_t k = 0; k < count; ++k) {
-        const std::uint64_t seq = sent.size() + 1;
-        sent.push_back(message_for(seq, 150 + seq % 200));
-        ASSERT_EQ((*j)->append(seq, static_cast<std::int64_t>(seq), {sent.back().data(), sent.back().size()}),
-                  StoreStatus::kOk);
-      }
-    };
+    const auto append = [&](std::uint64_t count) { append_more(**j, sent, count); };
     // No service: the writer goes past its first segment's 16 KiB fill on
     // its own, a piece at a time.
     append(400);
@@ -612,16 +624,7 @@ TEST(FillAhead, the_service_fills_ahead_of_a_writer_that_claims_far_more_than_it
   {
     auto j = Journal::open(c);
     ASSERT_TRUE(j) << j.error().message;
-    const auto append = [&](std::uint64_t count) {
-      for (std::uint64_t k = 0; k < count; ++k) {
-        const std::uint64_t seq = sent.size() + 1;
-        sent.push_back(message_for(seq, 150 + seq % 200));
-        std::span<char> room = (*j)->claim(64 * 1024);
-        ASSERT_EQ(room.size(), 64u * 1024);
-        std::memcpy(room.data(), sent.back().data(), sent.back().size());
-        ASSERT_EQ((*j)->commit(seq, static_cast<std::int64_t>(seq), 0, sent.back().size(), 0), StoreStatus::kOk);
-      }
-    };
+    const auto append = [&](std::uint64_t count) { append_more(**j, sent, count, 64 * 1024); };
     append(100);
     // Bursts of 20 records (about 5 KiB) with the service between them:
     // it keeps the fill ahead of the writer's claim.
