@@ -385,25 +385,23 @@ Expected<SessionSetup> session_setup(const Section& s, DictionaryCache& dictiona
     auto parsed = store::parse_durability(durability);
     if (!parsed) return Error{s.where("JournalDurability") + ": JournalDurability: unknown policy " + durability};
     out.store.journal.durability = *parsed;
-    // Large page-cache folios (JournalConfig::large_folios): off unless
-    // set. They cut the CPU per journal page but cache small segments whole
-    // and up to 2 MiB ahead of each writer; on a host that takes back the
-    // memory a guest frees (the lab's VM), the 1,000-session load run fell
-    // to about half its rate with them (docs/journal.md).
     // Write-behind buffers (JournalConfig::write_behind): by default for
     // the one journal of a shared layout, where the page cache's cost per
-    // page journaled was 40% of the venue's CPU (docs/journal.md).
+    // page journaled was 42% of the venue's CPU (docs/journal.md).
     const bool syncing = *parsed == store::Durability::kFsync || *parsed == store::Durability::kSync;
     bool write_behind = out.store.shared && !syncing;
     if (s.has("JournalWriteBehind")) {
       HFT_GET(write_behind, s.get_bool("JournalWriteBehind"));
       if (write_behind && syncing)
         return Error{s.where("JournalWriteBehind") +
-                     ": JournalWriteBehind=Y needs JournalDurability none or os (it "
-                     "is " +
-                     durability + ")"};
+                     ": JournalWriteBehind=Y needs JournalDurability none or os (it is " + durability + ")"};
     }
     out.store.journal.write_behind = write_behind;
+    // Large page-cache folios (JournalConfig::large_folios): off unless
+    // set. They cut the CPU per journal page but cache small segments whole
+    // and up to 2 MiB ahead of each writer; on a host that takes back the
+    // memory a guest frees (the lab's VM), the 1,000-session load run fell
+    // to about half its rate with them (docs/journal.md).
     bool large_folios = false;
     HFT_GET(large_folios, s.get_bool("JournalLargeFolios"));
     out.store.journal.large_folios = large_folios;
