@@ -375,7 +375,7 @@ constexpr std::array kSchema = {
                            "page for every 4 KiB journaled (about 3.5 us of CPU a page on the lab's VM: 40% of the "
                            "venue's CPU at 850,000 orders/s). A process killed before the write-out loses nothing: "
                            "the next start writes back what the buffers hold. Readers of a running journal's files "
-                           "(hft-journal) see records 256 KiB or 100 ms behind the writer. Costs up to six segments' "
+                           "(hft-journal) see records 4 MiB or 100 ms behind the writer. Costs up to six segments' "
                            "memory (JournalSegmentSize each, touched as written). Not with JournalDurability fsync "
                            "or sync. Default: Y with JournalLayout=shared (unless JournalDurability is fsync or "
                            "sync), N otherwise (each session's journal would have buffers of its own)."},

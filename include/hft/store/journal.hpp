@@ -197,7 +197,7 @@ struct JournalConfig {
   /// written (the active segment, the spare, and finished segments being
   /// written out and zeroed).
   bool write_behind = false;
-  std::size_t write_behind_chunk = std::size_t{256} << 10;
+  std::size_t write_behind_chunk = std::size_t{4} << 20;
   std::int64_t write_behind_delay_ns = 100'000'000;
   /// session_identity() of the session writing this journal, recorded in
   /// every segment it creates. Non-zero: open() refuses a journal whose
