@@ -159,9 +159,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--load-core", load_core,
                  "load lane: CPU of the second load thread (default: --client-core, beside the first)");
-  app.add_option("--load-rate", load_rate,
-                 "load lane, variant paced: messages/s over all sessions (half: half of what max reached in the same "
-                 "run set)")
+  app.add_option(
+         "--load-rate", load_rate,
+         "load lane, variant paced: messages/s over all sessions (half: half of the rx lane's rate with 8 "
+         "clients in this invocation, the criterion's load; without one, half of what max reached in the "
+         "same run set)")
       ->capture_default_str();
   app.add_option("--probe-calls", probe_calls, "load lane: probe orders timed alone before the load")
       ->capture_default_str();

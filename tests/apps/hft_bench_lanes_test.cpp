@@ -275,7 +275,7 @@ TEST_F(HftBenchLanes, the_cross_thread_variant_is_refused_for_an_engine_without_
 
 TEST_F(HftBenchLanes, load_lane_reports_its_figures_and_audits_every_session) {
   // rx with 8 clients first, so the criterion compares with it; then the
-  // load lane's one run set (N = 10): max, then paced at half of max.
+  // load lane's one run set (N = 10): max, then paced at half of rx's rate.
   // Ten or more blocks of 1,000: a rate per tenth. 40,000 orders of 8
   // sessions (~1.3 MB per journal) pass the 1 MiB segments prepared at the
   // Logons, so rx's venue creates segments while measuring.
@@ -389,9 +389,12 @@ TEST_F(HftBenchLanes, load_lane_reports_its_figures_and_audits_every_session) {
       const std::string throughput = run["notes"]["throughput"];
       EXPECT_NE(throughput.find("(at most 64 orders in flight of a window of 64)"), std::string::npos) << throughput;
     } else {
-      // Paced at half of what max reached in this run set, measured first.
-      EXPECT_NEAR(run["target_rate"].get<double>(), max_rate / 2, 1e-6 * max_rate) << id;
+      // Paced at half of rx's rate with 8 clients (the criterion's load),
+      // not half of max.
+      const double rx_rate = report["runs"][0]["achieved_rate"];
+      EXPECT_NEAR(run["target_rate"].get<double>(), rx_rate / 2, 1e-6 * rx_rate) << id;
       const std::string criterion = run["notes"]["criterion"];
+      EXPECT_NE(criterion.find("(half of rx with 8 clients)"), std::string::npos) << criterion;
       EXPECT_NE(criterion.find("rx 8 clients"), std::string::npos) << criterion;
       const std::string thr = run["notes"]["load.criterion_throughput"];
       const std::string lat = run["notes"]["load.criterion_latency"];
@@ -509,6 +512,29 @@ TEST_F(HftBenchLanes, rx_growing_variant_uses_the_load_lanes_journal_settings) {
   const Outcome o = run("--lanes rx --variants rx:growing --venue 127.0.0.1:9 --calls 2000");
   EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
   EXPECT_NE(o.err.find("variant growing sets the journal of the venue the lane starts"), std::string::npos) << o.err;
+}
+
+// Without an rx run with 8 clients in the invocation, paced runs at half of
+// what max reached in its run set, and the criterion line says so.
+TEST_F(HftBenchLanes, load_lane_without_rx_paces_at_half_of_its_max) {
+  const json report = run_passing(
+      "--lanes load --variants load:max load:paced --sessions 10 --calls 5000 --warmup 500 --probe-calls 200 "
+      "--segment-size 1MiB");
+  ASSERT_TRUE(report.is_object());
+  ASSERT_EQ(report["runs"].size(), 2u);
+  const json& max = report["runs"][0];
+  const json& paced = report["runs"][1];
+  ASSERT_EQ(max["variant"], "max");
+  ASSERT_EQ(paced["variant"], "paced");
+  const double max_rate = max["achieved_rate"];
+  EXPECT_NEAR(paced["target_rate"].get<double>(), max_rate / 2, 1e-6 * max_rate);
+  const std::string throughput = paced["notes"]["throughput"];
+  EXPECT_NE(throughput.find("half of the max run of this set ("), std::string::npos) << throughput;
+  const std::string criterion = paced["notes"]["criterion"];
+  EXPECT_NE(criterion.find("(rx with 8 clients did not run in this invocation: no comparison)"),
+            std::string::npos)
+      << criterion;
+  EXPECT_NE(criterion.find("(half of max: rx with 8 clients did not run)"), std::string::npos) << criterion;
 }
 
 // --venue-journal shared: the venue's sessions journal into one journal
