@@ -51,8 +51,8 @@ constexpr std::size_t kFillChunk = std::size_t{512} << 10;
 constexpr std::size_t kFillPiece = std::size_t{32} << 10;
 constexpr std::int64_t kFillSliceNs = 100'000;
 constexpr std::size_t kUnmapChunk = std::size_t{4} << 20;
-// write_behind: the most the service writes out in one duty cycle (as much
-// as write_behind_chunk, so a chunk is one write), and zeroes in one.
+// write_behind: the most the service writes out in one duty cycle (the
+// default write_behind_chunk, so a chunk is one write).
 // Every write costs the engine's core a fixed part whatever its size (on
 // the lab's VM the virtio kick alone, a VM exit, was 24% of the service's
 // CPU, and one write per chunk also rewrites the writer's partial page):
@@ -60,6 +60,7 @@ constexpr std::size_t kUnmapChunk = std::size_t{4} << 20;
 // core from 9-11% to 6-7% of a 525,000 msgs/s run, and its probe's p99
 // from 85-98 us to 73-74 us (three interleaved pairs).
 constexpr std::size_t kWriteOutPiece = std::size_t{4} << 20;
+// ... and the most it zeroes of released buffers in one.
 constexpr std::size_t kZeroPiece = std::size_t{1} << 20;
 // Zeros for pwrite(), the same block every time; never written to.
 alignas(kPageSize) constexpr char kZeros[kFillPiece] = {};
