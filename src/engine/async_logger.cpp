@@ -237,7 +237,8 @@ AsyncLoggerStats AsyncLogger::stats() const noexcept {
   return AsyncLoggerStats{.logged = head_.load(std::memory_order_relaxed),
                           .dropped = dropped,
                           .written = written_.load(std::memory_order_relaxed),
-                          .write_errors = write_errors_.load(std::memory_order_relaxed)};
+                          .write_errors = write_errors_.load(std::memory_order_relaxed),
+                          .naps = naps_.load(std::memory_order_relaxed)};
 }
 
 void AsyncLogger::run() noexcept {
@@ -295,6 +296,8 @@ void AsyncLogger::run() noexcept {
     }
   };
 
+  const std::int64_t nap_max = std::max(options_.idle_poll_ns, options_.idle_poll_max_ns);
+  std::int64_t nap_ns = options_.idle_poll_ns;
   for (;;) {
     const bool stopping = stop_.load(std::memory_order_acquire);
     std::uint64_t pos = tail_.load(std::memory_order_relaxed);
@@ -330,10 +333,16 @@ void AsyncLogger::run() noexcept {
     for (Sink& s : w.sinks) {
       if (s.used != 0) flush(s);
     }
-    if (done != 0) continue;
+    if (done != 0) {
+      nap_ns = options_.idle_poll_ns;
+      continue;
+    }
     if (stopping) break;
-    const timespec nap{0, static_cast<long>(options_.idle_poll_ns)};
+    naps_.fetch_add(1, std::memory_order_relaxed);
+    const timespec nap{static_cast<time_t>(nap_ns / 1'000'000'000),
+                       static_cast<long>(nap_ns % 1'000'000'000)};
     ::nanosleep(&nap, nullptr);
+    nap_ns = std::min(nap_ns * 2, nap_max);
   }
 }
 

@@ -149,6 +149,33 @@ TEST(AsyncLogger, a_full_ring_drops_lines_and_the_writer_reports_how_many) {
   EXPECT_NE(lines[16].find("WARN engine 84 log lines dropped (log ring full)"), std::string::npos) << lines[16];
 }
 
+TEST(AsyncLogger, a_quiet_writer_sleeps_longer_and_still_writes_the_next_line) {
+  hft::test::TempDir dir("alog");
+  AsyncLoggerOptions o;
+  o.file = dir.sub("events.log");
+  o.idle_poll_ns = 1'000'000;
+  o.idle_poll_max_ns = 16'000'000;
+  auto log = make(std::move(o));
+  ASSERT_TRUE(log);
+  // 400 ms with nothing to write: 1, 2, 4, 8 ms, then 16 ms naps, about 30
+  // in all (a fixed 1 ms nap took about 400, each one a wake-up on a core).
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const auto quiet = log->stats();
+  EXPECT_GE(quiet.naps, 5u);
+  EXPECT_LT(quiet.naps, 100u);
+  // The line after the quiet spell still reaches the file, while running.
+  log->log(LogLevel::kInfo, kA, "after the quiet spell");
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (log->stats().written == 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(log->stats().written, 1u);
+  const auto lines = read_lines(dir.sub("events.log"));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].substr(25), "INFO FIX.4.4:A->B after the quiet spell");
+  log->stop();
+}
+
 TEST(AsyncLogger, session_files_are_named_as_quickfix_names_them_and_get_only_their_lines) {
   hft::test::TempDir dir("alog");
   const SessionID qualified{"FIX.4.2", "S", "T", "Q1"};

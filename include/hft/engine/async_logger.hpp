@@ -48,10 +48,16 @@ struct AsyncLoggerOptions {
   /// Sessions known in advance; a session's index is its position. Lines of
   /// other sessions still go to `file` and standard error, with their name.
   std::vector<Session> sessions;
-  std::int64_t idle_poll_ns = 1'000'000;  ///< writer's sleep when the ring is empty
-  /// CPU the writer thread is pinned to (-1: not pinned). It wakes every
-  /// idle_poll_ns: unpinned, it may take a turn on a core a busy-polling
-  /// thread owns.
+  /// The writer's first sleep when it finds the ring empty; each further
+  /// empty look doubles it, up to idle_poll_max_ns, and a line found sets it
+  /// back. A line logged after a quiet spell reaches the files within
+  /// idle_poll_max_ns; a quiet engine's writer wakes ~60 times a second
+  /// instead of 1,000 (each wake can preempt a busy-polling thread that
+  /// shares its core).
+  std::int64_t idle_poll_ns = 1'000'000;
+  std::int64_t idle_poll_max_ns = 16'000'000;  ///< at least idle_poll_ns (raised to it if lower)
+  /// CPU the writer thread is pinned to (-1: not pinned). Unpinned, its
+  /// wakes may take a turn on a core a busy-polling thread owns.
   int cpu = -1;
 };
 
@@ -61,6 +67,7 @@ struct AsyncLoggerStats {
   std::uint64_t dropped = 0;        ///< lines lost: the ring was full
   std::uint64_t written = 0;        ///< lines formatted by the writer (one per record)
   std::uint64_t write_errors = 0;   ///< write(2) calls that failed (bytes lost)
+  std::uint64_t naps = 0;           ///< times the writer found the ring empty and slept
 };
 
 class AsyncLogger final : public session::Logger {
@@ -138,6 +145,7 @@ class AsyncLogger final : public session::Logger {
   alignas(core::kCacheLine) std::atomic<std::uint64_t> tail_{0};  // writer's position
   std::atomic<std::uint64_t> written_{0};
   std::atomic<std::uint64_t> write_errors_{0};
+  std::atomic<std::uint64_t> naps_{0};
   std::atomic<bool> stop_{false};
   bool stopped_ = false;
 };
