@@ -18,7 +18,7 @@ OrderIdSet::OrderIdSet(std::size_t capacity) : capacity_(capacity) {
   std::size_t slots = 16;
   while (slots < capacity + capacity / 2) slots <<= 1;
   mask_ = slots - 1;
-  slots_ = std::make_unique<Entry[]>(slots);
+  slots_ = core::ResidentArray<Entry>(slots);
 }
 
 std::uint64_t OrderIdSet::hash_of(const void* session, std::string_view id) noexcept {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "hft/codec/encoder.hpp"
+#include "hft/core/byte_buffer.hpp"
 #include "hft/session/application.hpp"
 #include "hft/session/logger.hpp"
 #include "hft/session/session.hpp"
@@ -69,7 +70,9 @@ class OrderIdSet {
   std::size_t capacity_ = 0;
   std::size_t mask_ = 0;
   std::size_t size_ = 0;
-  std::unique_ptr<Entry[]> slots_;
+  // Resident from construction (the whole table: orders hash to any page of
+  // it) and zero, all in one call rather than one page fault per page.
+  core::ResidentArray<Entry> slots_;
 };
 
 struct VenueOptions {

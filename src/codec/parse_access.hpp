@@ -18,7 +18,7 @@ struct ParseAccess {
     v.text_ = text;
     v.count_ = 0;
     if (++v.generation_ == 0) {
-      for (std::uint64_t& slot : v.index_) slot = 0;
+      for (std::uint64_t& slot : v.index_storage_) slot = 0;
       v.generation_ = 1;
     }
     if (text.empty()) return ParseStatus::kEmpty;

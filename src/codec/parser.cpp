@@ -926,14 +926,16 @@ std::string_view to_string(ParseStatus status) noexcept {
 MessageView::MessageView(std::size_t max_fields)
     : tables_(&tag_tables()),
       max_fields_(std::clamp<std::size_t>(max_fields, 1, kMaxFieldsLimit)),
-      storage_(static_cast<Field*>(::operator new(max_fields_ * sizeof(Field)))),
-      fields_(storage_.get()) {}
+      storage_(max_fields_),
+      fields_(storage_.data()),
+      index_storage_(kIndexedTags),
+      index_(index_storage_.data()) {}
 
 ParseStatus MessageView::parse(std::string_view text) noexcept {
   text_ = text;
   count_ = 0;
   if (++generation_ == 0) {
-    for (std::uint64_t& slot : index_) slot = 0;
+    for (std::uint64_t& slot : index_storage_) slot = 0;
     generation_ = 1;
   }
   const char* const p = text.data();

@@ -128,8 +128,7 @@ class Session::Queue {
   // Neither the arena nor the index is written until messages are queued
   // (a gap being filled): a session that never queues keeps none of either
   // in memory.
-  Queue(std::size_t bytes, std::size_t messages)
-      : arena_(std::make_unique_for_overwrite<char[]>(bytes)), arena_size_(bytes), entries_(messages) {}
+  Queue(std::size_t bytes, std::size_t messages) : arena_(bytes), arena_size_(bytes), entries_(messages) {}
 
   /// Holds a copy of `bytes` as message `seq` (replacing an older copy).
   bool push(std::uint64_t seq, std::string_view bytes) noexcept {
@@ -139,7 +138,7 @@ class Session::Queue {
       compact();
       if (arena_size_ - used_ < bytes.size()) return false;
     }
-    if (!bytes.empty()) std::memcpy(arena_.get() + used_, bytes.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(arena_.data() + used_, bytes.data(), bytes.size());
     entries_[count_++] = Entry{seq, used_, bytes.size()};
     used_ += bytes.size();
     return true;
@@ -149,7 +148,7 @@ class Session::Queue {
   bool take(std::uint64_t seq, std::string_view& out) noexcept {
     for (std::size_t i = 0; i < count_; ++i) {
       if (entries_[i].seq == seq) {
-        out = {arena_.get() + entries_[i].offset, entries_[i].length};
+        out = {arena_.data() + entries_[i].offset, entries_[i].length};
         entries_[i] = entries_[--count_];
         if (count_ == 0) used_ = 0;  // the view stays valid: nothing is overwritten yet
         return true;
@@ -193,14 +192,14 @@ class Session::Queue {
               [](const Entry& a, const Entry& b) { return a.offset < b.offset; });
     std::size_t at = 0;
     for (std::size_t i = 0; i < count_; ++i) {
-      std::memmove(arena_.get() + at, arena_.get() + entries_[i].offset, entries_[i].length);
+      std::memmove(arena_.data() + at, arena_.data() + entries_[i].offset, entries_[i].length);
       entries_[i].offset = at;
       at += entries_[i].length;
     }
     used_ = at;
   }
 
-  std::unique_ptr<char[]> arena_;
+  core::ByteBuffer arena_;
   std::size_t arena_size_ = 0;
   core::UninitArray<Entry> entries_;  // the first count_ are held
   std::size_t count_ = 0;

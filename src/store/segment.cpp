@@ -231,8 +231,13 @@ std::uint32_t count_slots(const char* base, std::size_t size) noexcept {
 
 int make_directories(const std::string& path) {
   if (path.empty()) return EINVAL;
+  // The parent usually exists (a session's directory under FileStorePath):
+  // one mkdir, not one per component of the path.
+  if (::mkdir(path.c_str(), 0755) == 0) return 0;
+  const int first = errno;
+  if (first != ENOENT && first != EEXIST) return first;
   std::string partial;
-  std::size_t pos = 0;
+  std::size_t pos = first == EEXIST ? std::string::npos : 0;
   while (pos != std::string::npos) {
     pos = path.find('/', pos + 1);
     partial = path.substr(0, pos);

@@ -293,6 +293,10 @@ TEST(Dictionary, broken_files_report_file_line_and_problem) {
   }
   const std::string missing = load_error(kBroken + "no_such_file.xml");
   EXPECT_EQ(missing.rfind(kBroken + "no_such_file.xml:0: cannot open", 0), 0u) << missing;
+  EXPECT_NE(missing.find("No such file"), std::string::npos) << missing;
+  // A directory given as a dictionary file is named as such, not read.
+  const std::string directory = load_error(kBroken);
+  EXPECT_EQ(directory.rfind(kBroken + ":0: cannot open dictionary file (not a regular file)", 0), 0u) << directory;
 }
 
 TEST(Dictionary, inline_errors_name_the_given_source_name) {

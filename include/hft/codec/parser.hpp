@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "hft/codec/types.hpp"
+#include "hft/core/byte_buffer.hpp"
 
 namespace hft::codec {
 
@@ -204,15 +205,15 @@ class MessageView {
   std::uint32_t generation_ = 1;
   const detail::TagTables* tables_;
   std::size_t max_fields_;
-  // Raw storage (operator new, not new[]): Field has default member
-  // initialisers, and value-initialising a large capacity would commit its
-  // pages for every view, used or not.
-  struct FreeFields {
-    void operator()(Field* p) const noexcept { ::operator delete(p); }
-  };
-  std::unique_ptr<Field, FreeFields> storage_;
+  // Not initialised: Field has default member initialisers, and
+  // value-initialising a large capacity would commit its pages for every
+  // view, used or not.
+  core::UninitArray<Field> storage_;
   Field* fields_;
-  std::uint64_t index_[kIndexedTags] = {};
+  // Zeroed by calloc, not by a loop: its pages become resident as tags land
+  // in them (a session that only logs on touches one), not at construction.
+  core::ZeroedArray<std::uint64_t> index_storage_;
+  std::uint64_t* index_;
 };
 
 // Free-standing value parsers (no allocation, no locale). Each returns true
