@@ -263,7 +263,7 @@ std::string utc_now_text() {
   const std::time_t secs = static_cast<std::time_t>(ns / 1'000'000'000);
   std::tm tm{};
   ::gmtime_r(&secs, &tm);
-  char buf[40];
+  char buf[80];  // room for any int the fields could hold (-Wformat-truncation at -O3)
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>((ns / 1'000'000) % 1000));
   return buf;
