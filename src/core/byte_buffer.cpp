@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <new>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define HFT_BLOCK_HEAP_ONLY 1

@@ -19,8 +19,6 @@
 #pragma once
 
 #include <cstddef>
-#include <memory>
-#include <new>
 #include <type_traits>
 #include <utility>
 
