@@ -95,6 +95,7 @@ int main(int argc, char** argv) {
   std::string probe_calls = "10000";
   std::string venue_poll = "epoll";
   std::string venue_journal = "session";
+  std::string venue_journal_core;
   std::optional<int> producer_core;
   std::string venue_idle;
   // tx and rtt lanes (issue 14): lanes/disturbance.hpp.
@@ -175,6 +176,9 @@ int main(int argc, char** argv) {
          "load lane: the venue's journal layout, session (a journal per session and direction) or shared "
          "(JournalLayout=shared: one journal for every session, audited in one pass)")
       ->capture_default_str();
+  app.add_option("--venue-journal-core", venue_journal_core,
+                 "load lane: CPU of the venue's journal service (default: --server-core, beside the engine "
+                 "thread; -1: unpinned)");
   app.add_option("--preset", preset,
                  "quick: all lanes, every engine built (libhft, QuickFIX, llfix), 100,000 calls (under 2 minutes on a quiet 2-core host); "
                  "full: the seed-scale journal experiment (floor, tx, rtt; 1,000,000 calls, 3 runs per arm, "
@@ -358,6 +362,7 @@ int main(int argc, char** argv) {
     cfg.base.extra["probe-calls"] = probe_calls;
     cfg.base.extra["venue-poll"] = venue_poll;
     cfg.base.extra["venue-journal"] = venue_journal;
+    if (!venue_journal_core.empty()) cfg.base.extra["venue-journal-core"] = venue_journal_core;
   }
 
   // The load lane expands its runs into one set per --sessions entry here (Lane::expand_plan).

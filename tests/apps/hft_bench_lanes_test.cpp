@@ -591,14 +591,42 @@ TEST_F(HftBenchLanes, load_lane_with_a_shared_venue_journal_audits_every_session
 }
 
 TEST_F(HftBenchLanes, load_lane_options_are_checked_before_anything_runs) {
-  for (const char* bad :
-       {"--sessions 0", "--sessions 10,x", "--load-threads 3", "--load-rate -5", "--venue-poll sometimes",
-        "--venue-journal pooled", "--sessions 2000 --calls 1000"}) {
+  for (const char* bad : {"--sessions 0", "--sessions 10,x", "--load-threads 3", "--load-rate -5",
+                          "--venue-poll sometimes", "--venue-journal pooled", "--venue-journal-core 99999",
+                          "--venue-journal-core one", "--sessions 2000 --calls 1000"}) {
     const Outcome o = run(std::string("--lanes load --calls 1000 ") + bad);
     EXPECT_EQ(o.exit_code, 2) << bad << ": " << o.out << o.err;
     EXPECT_NE(o.err.find("hft-bench: "), std::string::npos) << bad << ": " << o.err;
     EXPECT_FALSE(fs::exists(dir_ / "lab" / "report.json")) << bad;
   }
+}
+
+// --venue-journal-core places the venue's journal service (JournalThreadCore)
+// apart from its engine thread; by default it is pinned beside it on
+// --server-core, as in every lane. The venue note says where it ran.
+TEST_F(HftBenchLanes, load_lane_places_the_venue_journal_service_where_it_is_told) {
+  const json report = run_passing(
+      "--lanes load --variants load:max --sessions 4 --calls 2000 --warmup 200 --probe-calls 100 "
+      "--segment-size 1MiB --venue-journal shared --server-core 0 --experiment jcore "
+      "--arm beside --arm unpinned:venue-journal-core=-1");
+  ASSERT_TRUE(report.is_object());
+  ASSERT_EQ(report["runs"].size(), 2u);
+  int seen = 0;
+  for (const json& run : report["runs"]) {
+    const std::string arm = run["arm"];
+    const std::string venue = run["notes"]["venue"];
+    if (arm.rfind("beside", 0) == 0) {
+      EXPECT_NE(venue.find("journal service beside the engine thread (JournalThreadCore = --server-core)"),
+                std::string::npos)
+          << venue;
+      ++seen;
+    } else if (arm.rfind("unpinned", 0) == 0) {
+      EXPECT_NE(venue.find("journal service not pinned (--venue-journal-core -1)"), std::string::npos)
+          << venue;
+      ++seen;
+    }
+  }
+  EXPECT_EQ(seen, 2) << report["runs"].dump();
 }
 
 TEST_F(HftBenchLanes, journal_rotations_inside_the_window_are_audited_per_arm) {

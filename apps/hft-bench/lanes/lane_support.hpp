@@ -112,6 +112,11 @@ struct VenueSpec {
   /// when it stops; hft/engine/trace_file.hpp).
   std::string trace_file;
   int core = -1;
+  /// JournalThreadCore: kSameAsCore (pinned beside the engine thread on
+  /// `core`, every lane's default), -1 (not pinned) or a CPU (load
+  /// --venue-journal-core).
+  static constexpr int kSameAsCore = -2;
+  int journal_core = kSameAsCore;
   std::string socket_receive_buffer;  ///< SocketReceiveBufferSize value, empty: default
   /// With busy_poll false: PollMode=epoll with EpollTimeoutMs=0 and
   /// IdleStrategy=busy-spin (spins on epoll_wait: busy latency, work per

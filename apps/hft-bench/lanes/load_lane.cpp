@@ -83,6 +83,7 @@ struct LoadSettings {
   std::uint64_t probe_calls = 10'000;
   bool venue_busy = false;                  ///< --venue-poll busy
   bool shared_journal = false;              ///< --venue-journal shared (JournalLayout=shared)
+  int journal_core = VenueSpec::kSameAsCore;  ///< --venue-journal-core
 };
 
 std::string extra_or(const LaneConfig& c, const char* key, const char* fallback) {
@@ -162,6 +163,17 @@ Expected<LoadSettings> load_settings(const LaneConfig& c) {
                  ": use session (a journal per session and direction) or shared (JournalLayout=shared)"};
   }
   s.shared_journal = layout == "shared";
+  const std::string journal_core = extra_or(c, "venue-journal-core", "");
+  if (journal_core == "-1") {
+    s.journal_core = -1;
+  } else if (!journal_core.empty()) {
+    std::uint64_t cpu = 0;
+    if (!parse_u64(journal_core, cpu) || !core::cpu_exists(static_cast<int>(cpu))) {
+      return Error{"--venue-journal-core " + journal_core +
+                   ": CPU does not exist or is not allowed for this process (or -1: unpinned)"};
+    }
+    s.journal_core = static_cast<int>(cpu);
+  }
   return s;
 }
 
@@ -356,6 +368,7 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
   spec.busy_poll = set.venue_busy;
   spec.epoll_spin = !set.venue_busy;
   spec.core = cfg.server_core;
+  spec.journal_core = set.journal_core;
   // Every session's journals as the engine makes them by default: the first
   // segment at the Logon, each next one twice as large, up to --segment-size.
   spec.segment_size = cfg.segment_size;
@@ -396,7 +409,12 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
                    ", journal segments growing from the engine's "
                    "JournalInitialSegmentSize up to " +
                    std::to_string(spec.segment_size >> 20) +
-                   " MiB, MaxConnections unset (every configured session)");
+                   " MiB, MaxConnections unset (every configured session), journal service " +
+                   (set.journal_core == VenueSpec::kSameAsCore
+                        ? std::string("beside the engine thread (JournalThreadCore = --server-core)")
+                    : set.journal_core < 0
+                        ? std::string("not pinned (--venue-journal-core -1)")
+                        : "on CPU " + std::to_string(set.journal_core) + " (--venue-journal-core)"));
   result.notes.emplace_back("load.venue_journal", set.shared_journal ? "shared" : "session");
   if (ctx.progress_total != nullptr) ctx.progress_total->store(cfg.warmup + cfg.calls);
 
@@ -1048,8 +1066,8 @@ Lane make_load_lane() {
   lane.available = true;
   lane.variants = {"max", "paced"};
   lane.default_variants = {"max", "paced"};
-  lane.controls = {"sessions",    "load-threads", "load-core",    "load-rate",
-                   "probe-calls", "venue-poll",   "venue-journal"};
+  lane.controls = {"sessions",    "load-threads", "load-core",     "load-rate",
+                   "probe-calls", "venue-poll",   "venue-journal", "venue-journal-core"};
   lane.preflight = load_preflight;
   lane.run = run_load;
   // One run set per --sessions entry (the runner plans one per cell), and
