@@ -321,8 +321,8 @@ namespace {
 // cycle on the engine's core, and stores through the cache would evict the
 // engine thread's working set from that core's L2 (1 MiB on the lab's host)
 // at every cycle, for lines the writer reaches seconds later, long after
-// they left the cache anyway. The stores are fenced before the buffer is
-// marked free (the release store after zero_some's loop).
+// they left the cache anyway. Ends with a store fence, so the zeros are
+// ordered before zero_some's release store that marks the buffer free.
 void zero_streaming(char* p, std::size_t n) noexcept {
 #if defined(__SSE2__)
   const auto start = reinterpret_cast<std::uintptr_t>(p);

@@ -96,8 +96,8 @@ std::string venue_config_text(const VenueSpec& spec, const fs::path& store_dir) 
   if (spec.core >= 0) t += "EngineThreadCore=" + std::to_string(spec.core) + "\n";
   // The venue's journal helper shares the venue's core, never the client's,
   // unless a run places it (load --venue-journal-core).
-  const int journal_core = spec.journal_core == VenueSpec::kSameAsCore ? spec.core : spec.journal_core;
-  if (journal_core >= 0) t += "JournalThreadCore=" + std::to_string(journal_core) + "\n";
+  if (const int cpu = spec.journal_thread_core(); cpu >= 0)
+    t += "JournalThreadCore=" + std::to_string(cpu) + "\n";
   t += "ConnectionType=acceptor\nBeginString=" + std::string(ref::kBeginString) + "\n";
   t += "SenderCompID=" + std::string(ref::kTarget) + "\n";
   t += "SenderSubID=" + std::string(ref::kTargetSub) + "\nTargetSubID=" + std::string(ref::kSenderSub) + "\n";

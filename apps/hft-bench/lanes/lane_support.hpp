@@ -117,6 +117,10 @@ struct VenueSpec {
   /// --venue-journal-core).
   static constexpr int kSameAsCore = -2;
   int journal_core = kSameAsCore;
+  /// The JournalThreadCore the venue gets: a CPU, or -1 (the key is left out).
+  [[nodiscard]] int journal_thread_core() const noexcept {
+    return journal_core == kSameAsCore ? core : journal_core;
+  }
   std::string socket_receive_buffer;  ///< SocketReceiveBufferSize value, empty: default
   /// With busy_poll false: PollMode=epoll with EpollTimeoutMs=0 and
   /// IdleStrategy=busy-spin (spins on epoll_wait: busy latency, work per

@@ -97,6 +97,17 @@ bool parse_u64(const std::string& s, std::uint64_t& out) {
   return true;
 }
 
+/// A CPU this process may run on, or -1 (unpinned); the error names `option`.
+Expected<int> parse_cpu(const char* option, const std::string& text) {
+  if (text == "-1") return -1;
+  std::uint64_t cpu = 0;
+  if (!parse_u64(text, cpu) || !core::cpu_exists(static_cast<int>(cpu))) {
+    return Error{std::string(option) + " " + text +
+                 ": CPU does not exist or is not allowed for this process (or -1: unpinned)"};
+  }
+  return static_cast<int>(cpu);
+}
+
 Expected<std::vector<std::uint32_t>> parse_sessions(const std::string& text) {
   std::vector<std::uint32_t> out;
   std::stringstream ss(text);
@@ -132,14 +143,9 @@ Expected<LoadSettings> load_settings(const LaneConfig& c) {
   if (core.empty()) {
     s.second_core = c.client_core;
   } else {
-    std::uint64_t cpu = 0;
-    if (core == "-1") {
-      s.second_core = -1;
-    } else if (!parse_u64(core, cpu) || !core::cpu_exists(static_cast<int>(cpu))) {
-      return Error{"--load-core " + core + ": CPU does not exist or is not allowed for this process (or -1: unpinned)"};
-    } else {
-      s.second_core = static_cast<int>(cpu);
-    }
+    auto cpu = parse_cpu("--load-core", core);
+    if (!cpu) return cpu.error();
+    s.second_core = *cpu;
   }
   const std::string rate = extra_or(c, "load-rate", "half");
   if (rate != "half") {
@@ -163,18 +169,23 @@ Expected<LoadSettings> load_settings(const LaneConfig& c) {
                  ": use session (a journal per session and direction) or shared (JournalLayout=shared)"};
   }
   s.shared_journal = layout == "shared";
-  const std::string journal_core = extra_or(c, "venue-journal-core", "");
-  if (journal_core == "-1") {
-    s.journal_core = -1;
-  } else if (!journal_core.empty()) {
-    std::uint64_t cpu = 0;
-    if (!parse_u64(journal_core, cpu) || !core::cpu_exists(static_cast<int>(cpu))) {
-      return Error{"--venue-journal-core " + journal_core +
-                   ": CPU does not exist or is not allowed for this process (or -1: unpinned)"};
-    }
-    s.journal_core = static_cast<int>(cpu);
+  if (const std::string journal_core = extra_or(c, "venue-journal-core", ""); !journal_core.empty()) {
+    auto cpu = parse_cpu("--venue-journal-core", journal_core);
+    if (!cpu) return cpu.error();
+    s.journal_core = *cpu;
   }
   return s;
+}
+
+/// Where the venue's journal service runs, as its config places it.
+std::string journal_placement(const VenueSpec& spec) {
+  const int cpu = spec.journal_thread_core();
+  if (spec.journal_core == VenueSpec::kSameAsCore) {
+    return cpu >= 0 ? "beside the engine thread (JournalThreadCore = --server-core)"
+                    : "not pinned (--server-core -1)";
+  }
+  return cpu >= 0 ? "on CPU " + std::to_string(cpu) + " (--venue-journal-core)"
+                  : "not pinned (--venue-journal-core -1)";
 }
 
 /// max's messages/s per run set (arm, repeat, N), for paced's default rate
@@ -410,11 +421,7 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
                    "JournalInitialSegmentSize up to " +
                    std::to_string(spec.segment_size >> 20) +
                    " MiB, MaxConnections unset (every configured session), journal service " +
-                   (set.journal_core == VenueSpec::kSameAsCore
-                        ? std::string("beside the engine thread (JournalThreadCore = --server-core)")
-                    : set.journal_core < 0
-                        ? std::string("not pinned (--venue-journal-core -1)")
-                        : "on CPU " + std::to_string(set.journal_core) + " (--venue-journal-core)"));
+                   journal_placement(spec));
   result.notes.emplace_back("load.venue_journal", set.shared_journal ? "shared" : "session");
   if (ctx.progress_total != nullptr) ctx.progress_total->store(cfg.warmup + cfg.calls);
 
