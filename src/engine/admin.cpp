@@ -89,6 +89,9 @@ constexpr EngineCounter kEngineCounters[] = {
     {"template_refused", &EngineStats::template_refused,
      "First messages matching an AcceptorTemplate that were refused."},
     {"disabled_refused", &EngineStats::disabled_refused, "Connections refused because their session is disabled."},
+    {"input_pauses", &EngineStats::input_pauses,
+     "Times a session's input waited for its journal (the journal service behind); its connection was not "
+     "read meanwhile."},
 };
 
 std::string_view state_name(session::SessionState s) noexcept {

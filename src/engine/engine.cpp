@@ -181,6 +181,7 @@ struct Engine::Slot final : session::Output {
   std::uint32_t handle = 0;  // SessionHandle::value
   bool removing = false;  // remove_session(): destroyed by reap() once its connection is gone
   bool disabled = false;  // disable_session(): no logon until enable_session()
+  bool input_held = false;  // its session waits for the store: its connection is not read
 
   void send(std::span<const char> bytes) noexcept override {
     if (connection == nullptr) return;
@@ -474,15 +475,36 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
         return;
       }
     }
-    const auto data = c.received();
-    c.consume(data.size());
-    slot->session->on_bytes(data, Engine::now());
+    deliver(*slot, c);
+  }
+
+  /// Sessions whose input waits for their store (the journal service is
+  /// behind): their connections are not read meanwhile.
+  [[nodiscard]] bool input_held() const noexcept { return held_ != 0; }
+
+  /// Offers each held session what its connection kept, and reads the
+  /// connection again once the session takes it.
+  int resume_held() noexcept {
+    int work = 0;
+    for (const auto& owned : engine_.slots_) {
+      Slot& slot = *owned;
+      if (!slot.input_held) continue;
+      if (slot.connection == nullptr || !slot.connection->is_open()) {
+        release(slot);
+        continue;
+      }
+      deliver(slot, *slot.connection);
+      if (!slot.input_held) ++work;
+      if (held_ == 0) break;
+    }
+    return work;
   }
 
   void on_closed(transport::Connection& c, transport::CloseReason reason, int error) noexcept override {
     forget_pending(c);
     auto* slot = static_cast<Slot*>(c.context());
     if (slot == nullptr || slot->connection != &c) return;
+    release(*slot);
     if (error != 0 && engine_.log_ != nullptr && engine_.log_->enabled(session::LogLevel::kWarn)) {
       // A socket error the session cannot see: say which.
       const std::string_view why = transport::to_string(reason);
@@ -551,6 +573,30 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
   }
 
  private:
+  /// The connection's bytes to its session; what the session cannot take
+  /// yet stays in the connection, which stops reading until it can.
+  void deliver(Slot& slot, transport::Connection& c) noexcept {
+    const auto data = c.received();
+    c.consume(slot.session->on_bytes(data, Engine::now()));
+    const bool paused = slot.session->input_paused() && c.is_open();
+    if (paused == slot.input_held) return;
+    if (paused) {
+      slot.input_held = true;
+      ++held_;
+      ++engine_.stats_.input_pauses;
+      c.pause_reading(true);
+    } else {
+      release(slot);
+    }
+  }
+
+  void release(Slot& slot) noexcept {
+    if (!slot.input_held) return;
+    slot.input_held = false;
+    --held_;
+    if (slot.connection != nullptr) slot.connection->pause_reading(false);
+  }
+
   struct Pending {
     transport::Connection* connection = nullptr;
     std::int64_t accepted_ns = 0;
@@ -712,6 +758,7 @@ class Engine::Handler final : public transport::ConnectionHandler, public transp
   std::uint64_t reactor_rejected_ = 0;
   static constexpr std::size_t kTimerSlice = 64;
   std::size_t timer_next_ = SIZE_MAX;  // the next session of a timer round (>= slots_.size(): none under way)
+  std::size_t held_ = 0;               // slots with input_held
 };
 
 Engine::Engine() = default;
@@ -1235,6 +1282,8 @@ int Engine::poll_sockets() noexcept {
   if (admin_mailbox_ != nullptr && admin_mailbox_->pending()) [[unlikely]]
     serve_admin();
   int work = reactor_->do_work();
+  if (handler_->input_held()) [[unlikely]]
+    work += handler_->resume_held();
   if (handler_->timers_pending()) [[unlikely]] {
     handler_->serve_timers();
     ++work;

@@ -380,6 +380,7 @@ void Session::on_connected(Instant now) noexcept {
   if (connected_) return;
   connected_ = true;
   rx_len_ = 0;
+  input_paused_ = false;
   oversize_ = OversizeState{};
   connected_mono_ = now.mono_ns;
   last_received_mono_ = now.mono_ns;
@@ -400,21 +401,36 @@ void Session::on_disconnected(Instant now) noexcept {
   do_disconnect(DisconnectReason::kApplication);
 }
 
-void Session::on_bytes(std::span<const char> bytes, Instant now) noexcept {
-  if (in_input_) return;  // not re-entrant: an application callback fed bytes
+std::size_t Session::on_bytes(std::span<const char> bytes, Instant now) noexcept {
+  if (in_input_) return bytes.size();  // not re-entrant: an application callback fed bytes
   now_ = now;
-  if (!connected_) return;
+  if (!connected_) {
+    input_paused_ = false;
+    return bytes.size();
+  }
   in_input_ = true;
   const bool replaying = replay_.active;  // a replay started by these bytes already sent a batch
+  const bool was_paused = input_paused_;
+  input_paused_ = false;
   check_schedule();
-  std::size_t pos = oversize_.remaining != 0 ? skip_oversize({bytes.data(), bytes.size()}) : 0;
-  if (rx_len_ == 0 && connected_ && pos < bytes.size()) {
+  if (was_paused && rx_len_ != 0 && connected_) {
+    // The message that waited for the store may be the one carried here.
+    std::size_t used = 0;
+    consume({rx_.data(), rx_len_}, used);
+    std::memmove(rx_.data(), rx_.data() + used, rx_len_ - used);
+    rx_len_ -= used;
+  }
+  std::size_t pos = input_paused_              ? 0
+                    : oversize_.remaining != 0 ? skip_oversize({bytes.data(), bytes.size()})
+                                               : 0;
+  if (rx_len_ == 0 && connected_ && !input_paused_ && pos < bytes.size()) {
     // Common case: frame straight from the caller's buffer, keep only a tail.
     std::size_t used = pos;
     consume({bytes.data(), bytes.size()}, used);
     pos = bytes.size();
-    const std::size_t rest = bytes.size() - used;
-    if (connected_ && rest > 0) {
+    if (input_paused_) {
+      pos = used;  // the rest stays the caller's
+    } else if (const std::size_t rest = bytes.size() - used; connected_ && rest > 0) {
       if (rest <= rx_.size()) {
         std::memcpy(rx_.data(), bytes.data() + used, rest);
         rx_len_ = rest;
@@ -423,7 +439,7 @@ void Session::on_bytes(std::span<const char> bytes, Instant now) noexcept {
       }
     }
   }
-  while (pos < bytes.size() && connected_) {
+  while (pos < bytes.size() && connected_ && !input_paused_) {
     if (oversize_.remaining != 0) {
       pos += skip_oversize({bytes.data() + pos, bytes.size() - pos});
       continue;
@@ -435,18 +451,24 @@ void Session::on_bytes(std::span<const char> bytes, Instant now) noexcept {
     std::size_t used = 0;
     consume({rx_.data(), rx_len_}, used);
     if (!connected_) break;
-    if (used == 0 && rx_len_ == rx_.size()) {
+    if (used == 0 && rx_len_ == rx_.size() && !input_paused_) {
       on_garbled({rx_.data(), rx_len_}, codec::to_string(codec::FrameError::kBodyLengthTooLarge));
       used = rx_len_;
     }
     std::memmove(rx_.data(), rx_.data() + used, rx_len_ - used);
     rx_len_ -= used;
   }
-  if (!connected_) rx_len_ = 0;
+  if (!connected_) {
+    rx_len_ = 0;
+    input_paused_ = false;
+    pos = bytes.size();
+  }
+  if (input_paused_ && !was_paused) ++counters_.input_pauses;
   if (replaying) continue_replay();
   release_held();
   if (store_failure_pending_) end_for_store();
   in_input_ = false;
+  return pos;
 }
 
 void Session::consume(std::string_view data, std::size_t& used) noexcept {
@@ -466,6 +488,14 @@ void Session::consume(std::string_view data, std::size_t& used) noexcept {
     if (fr.status == codec::FrameStatus::kGarbled) {
       on_garbled(bytes, codec::to_string(fr.error), fr.error == codec::FrameError::kBadCheckSum);
     } else {
+      // Nothing of it is acted on before the store has room for it and an
+      // answer: while the journal service is behind, the message waits
+      // (on_bytes) rather than failing and ending the session.
+      if (!store_.ready_for(bytes.size(), settings_.max_message_size)) [[unlikely]] {
+        used -= fr.size;
+        input_paused_ = true;
+        break;
+      }
       ++counters_.messages_received;
       handle_message(bytes, false);
     }
@@ -1326,6 +1356,12 @@ bool Session::begin_admin(Build& b, std::string_view msg_type, const codec::Head
       reserve ? store_.claim_reserve(std::min(settings_.max_message_size, store::kReserveMessageSize))
               : store_.claim(settings_.max_message_size);
   if (room.empty()) {
+    // A Heartbeat or TestRequest while the journal service is behind waits
+    // for the next timer (nothing was sent, no number taken); anything else
+    // cannot wait and ends the session. (A received message is read only
+    // when the store has room for it and an answer: on_bytes.)
+    if (store_.last_status() == store::StoreStatus::kNoSpare && (msg_type == "0" || msg_type == "1"))
+      return false;
     store_failed(store_.last_status(), false);
     return false;
   }
@@ -1511,11 +1547,11 @@ void Session::generate_heartbeat(std::string_view test_req_id, bool echo_id) noe
   finish_admin(b);
 }
 
-void Session::generate_test_request(std::string_view id) noexcept {
+bool Session::generate_test_request(std::string_view id) noexcept {
   Build b;
-  if (!begin_admin(b, "1", {})) return;
+  if (!begin_admin(b, "1", {})) return false;
   b.w.add(tag::kTestReqID, id);
-  finish_admin(b);
+  return finish_admin(b);
 }
 
 void Session::generate_resend_request(std::uint64_t begin, std::uint64_t gap_end) noexcept {
@@ -2035,15 +2071,18 @@ void Session::on_timer(Instant now) noexcept {
     if (heart_bt_int_ == 0) return;
     const std::int64_t hbi = static_cast<std::int64_t>(heart_bt_int_) * kNsPerSecond;
     const std::int64_t since_sent = mono - last_sent_mono_;
+    // A message waiting for the store (input paused) came from the peer.
+    if (input_paused_) last_received_mono_ = mono;
     const std::int64_t since_received = mono - last_received_mono_;
     if (since_sent < hbi && since_received < hbi) return;
     if (since_received * 5 >= hbi * 12) {  // 2.4 intervals
       log(LogLevel::kError, "Timed out waiting for heartbeat");
       do_disconnect(DisconnectReason::kHeartbeatTimeout);
     } else if (since_received * 5 >= static_cast<std::int64_t>(test_requests_ + 1) * 6 * hbi) {  // 1.2 (n+1)
-      generate_test_request("TEST");
-      ++test_requests_;
-      log(LogLevel::kInfo, "Sent test request TEST");
+      if (generate_test_request("TEST")) {
+        ++test_requests_;
+        log(LogLevel::kInfo, "Sent test request TEST");
+      }
     } else if (since_sent >= hbi && test_requests_ == 0 && hold_from_ == 0) {
       // (While messages are held the next of them goes out within the
       // throttle's window, shorter than the interval; a Heartbeat would only

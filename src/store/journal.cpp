@@ -967,6 +967,34 @@ bool Journal::extend_fence(std::size_t need) noexcept {
   return false;
 }
 
+bool Journal::ready_for(std::size_t first, std::size_t second) const noexcept {
+  if (first > max_payload_ || second > max_payload_) return true;  // kTooLarge: not the service's to end
+  const auto record = [this](std::size_t n) -> std::size_t {
+    return n == 0 ? 0 : (kRecordHeaderSize + n + align_mask_) & ~align_mask_;
+  };
+  const std::size_t need = record(first) + record(second);
+  if (active_ != nullptr) {
+    if (pos_ + need <= limit_) [[likely]]
+      return true;
+    // As extend_fence(): room up to the segment's end, unless the service is
+    // writing zeros just past the fence right now.
+    if (fence_ != kNoFence && pos_ + need <= physical_limit()) {
+      if (pos_ + need <= fence_at(active_->fill_end.load(std::memory_order_acquire))) return true;
+      if (active_->fill_state.load(std::memory_order_acquire) == detail::kFillIdle) return true;
+    }
+  }
+  // A rotation (as rotate(), for the larger record: the smaller may still
+  // fit the active segment).
+  const std::size_t larger = std::max(record(first), record(second));
+  if (spare_state_.load(std::memory_order_acquire) == kSpareReady) {
+    const Segment* s = spare_.load(std::memory_order_acquire);
+    if ((active_ == nullptr || s->number > active_->number) && size_to_hold(s->size, larger) == s->size)
+      return true;
+  }
+  if (active_ != nullptr && config_.spare_miss == SpareMissPolicy::kFail) return false;
+  return pool_used_.load(std::memory_order_acquire) != (kPoolSize == 32 ? ~0u : (1u << kPoolSize) - 1);
+}
+
 std::span<char> Journal::claim_reserve(std::size_t max_bytes) noexcept {
   std::span<char> room = claim(max_bytes);
   if (!room.empty() || max_bytes > config_.reserve_bytes || last_status_ == StoreStatus::kTooLarge)

@@ -139,6 +139,10 @@ StoreStatus JournalStore::check_room(std::size_t max_bytes) noexcept {
   return StoreStatus::kOk;
 }
 
+bool JournalStore::ready_for(std::size_t inbound_bytes, std::size_t answer_bytes) noexcept {
+  return outbound_->ready_for(answer_bytes, 0) && (!inbound_ || inbound_->ready_for(inbound_bytes, 0));
+}
+
 std::size_t JournalStore::describe_failure(std::span<char> out) const noexcept {
   if (out.empty()) return 0;
   const Journal* j = failed_ != nullptr ? failed_ : outbound_.get();

@@ -414,6 +414,12 @@ StoreStatus SharedStore::check_room(std::size_t max_bytes) noexcept {
   return StoreStatus::kOk;
 }
 
+bool SharedStore::ready_for(std::size_t inbound_bytes, std::size_t answer_bytes) noexcept {
+  // Both into the one journal: the received message first, then the answer.
+  return owner_.journal_->ready_for(journal_inbound_ ? inbound_bytes + StreamHeader::kSize : 0,
+                                    answer_bytes + StreamHeader::kSize);
+}
+
 std::size_t SharedStore::describe_failure(std::span<char> out) const noexcept {
   if (out.empty()) return 0;
   const Journal& j = *owner_.journal_;

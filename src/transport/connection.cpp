@@ -254,6 +254,7 @@ void Connection::reset() noexcept {
   context_ = nullptr;
   recv_begin_ = recv_end_ = 0;
   send_begin_ = send_end_ = 0;
+  read_paused_ = false;
 }
 
 void Connection::close() noexcept {
@@ -375,8 +376,22 @@ int Connection::drain(std::int64_t now_ns) noexcept {
 void Connection::watch_writable(bool on) noexcept {
   if (writable_watched_ == on || reactor_->options_.poll_mode != PollMode::kEpoll) return;
   writable_watched_ = on;
-  reactor_->epoll_mod(fd_, on ? (EPOLLIN | EPOLLOUT) : EPOLLIN,
+  reactor_->epoll_mod(fd_, (read_paused_ ? 0u : static_cast<std::uint32_t>(EPOLLIN)) | (on ? EPOLLOUT : 0u),
                       Reactor::tag(Reactor::Kind::kConnection, slot_));
+}
+
+void Connection::pause_reading(bool paused) noexcept {
+  if (read_paused_ == paused) return;
+  read_paused_ = paused;
+  if (state_ != State::kOpen) return;  // closing: drain() decides what it watches
+  if (reactor_->options_.poll_mode == PollMode::kEpoll) {
+    // Level-triggered: without EPOLLIN the loop does not spin on bytes it
+    // leaves in the socket; with it again, they are reported at once.
+    reactor_->epoll_mod(
+        fd_, (paused ? 0u : static_cast<std::uint32_t>(EPOLLIN)) | (writable_watched_ ? EPOLLOUT : 0u),
+        Reactor::tag(Reactor::Kind::kConnection, slot_));
+  }
+  if (!paused && read_pending_) reactor_->schedule_pending_read(*this);
 }
 
 SendResult Connection::send(std::span<const char> data) noexcept {
@@ -486,6 +501,7 @@ int Connection::flush() noexcept {
 }
 
 int Connection::read_once() noexcept {
+  if (read_paused_) return 0;
   if (recv_end_ == recv_capacity_) {
     if (recv_begin_ == 0) {
       ++reactor_->stats_.receive_buffer_full;
@@ -528,11 +544,11 @@ int Connection::read_once() noexcept {
     }
     // Full with nothing consumed: the consumer is waiting for bytes that
     // can never fit.
-    if (state_ == State::kOpen && recv_begin_ == 0 && recv_end_ == recv_capacity_) {
+    if (state_ == State::kOpen && !read_paused_ && recv_begin_ == 0 && recv_end_ == recv_capacity_) {
       ++reactor_->stats_.receive_buffer_full;
       mark_closing(CloseReason::kReceiveBufferFull, 0);
     }
-    if (state_ == State::kOpen && read_pending_) reactor_->schedule_pending_read(*this);
+    if (state_ == State::kOpen && read_pending_ && !read_paused_) reactor_->schedule_pending_read(*this);
     return 1;
   }
   if (n == 0) {

@@ -14,8 +14,11 @@
 
 #include "engine/loopback.hpp"
 #include "engine/peer_support.hpp"
+#include "hft/audit/journal_audit.hpp"
 #include "hft/codec/parser.hpp"
+#include "hft/core/clock.hpp"
 #include "hft/engine/engine.hpp"
+#include "hft/store/journal_service.hpp"
 #include "hft/store/types.hpp"
 #include "support/temp_dir.hpp"
 
@@ -149,6 +152,115 @@ TEST(SharedJournalEngine, sessions_write_one_journal_and_resume_their_numbers_an
   ASSERT_TRUE(test::poll_until(*venue, *client, [&] { return venue_app.received == kOrders + 1; }));
   EXPECT_EQ(v5->next_target_seq(), client->find(client_id(5))->next_sender_seq());
   client->logout_all(5'000'000'000);
+}
+
+/// Answers every order with a report, as a venue does.
+struct Answering final : session::Application {
+  session::Decision from_app(session::Session& s, const codec::MessageView& m) noexcept override {
+    ++received;
+    const session::SendStatus st = s.send_app("8", Engine::now(), [&](session::OutgoingMessage& r) {
+      r.add(37, m.get(codec::tag::kClOrdID));
+      r.add(11, m.get(codec::tag::kClOrdID));
+      r.add(17, m.get(codec::tag::kClOrdID));
+      r.add_char(150, '0');
+      r.add_char(39, '0');
+    });
+    if (st != session::SendStatus::kOk) ++failed_answers;
+    return session::Decision::accept();
+  }
+  int received = 0;
+  int failed_answers = 0;
+};
+
+// The journal service held back while orders arrive: the venue's shared
+// journal uses up its pooled segments (each waits for the service to retire
+// it). Its sessions then stop reading (the orders wait in the sockets)
+// instead of logging out, and once the service runs again every order is
+// taken, answered and journaled, in sequence, on every session.
+TEST(SharedJournalEngine, sessions_wait_for_a_journal_service_that_is_behind_instead_of_logging_out) {
+  hft::test::TempDir dir;
+  const fs::path venue_store = fs::path(dir.path()) / "venue";
+  const fs::path client_store = fs::path(dir.path()) / "client";
+  constexpr int kClients = 4;
+  const std::string small = "JournalInitialSegmentSize=16K\nJournalSegmentSize=1M\n";
+  std::string vc = venue_config(venue_store.string(), kClients);
+  vc.insert(vc.find("[SESSION]"), small);
+  Answering venue_app;
+  Counting client_app;
+  auto venue = hft::test::make_engine(vc, venue_app);
+  ASSERT_TRUE(venue);
+  auto client = hft::test::make_engine(client_config(client_store.string(), kClients, venue->listen_port()),
+                                       client_app);
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(test::poll_until(
+      *venue, *client, [&] { return all_logged_on(*client); }, 60'000'000'000));
+  ASSERT_NE(venue->journal_service(), nullptr);
+  venue->journal_service()->stop();
+
+  // Orders in rounds until the venue's sessions wait (a round is small
+  // enough for the sockets' buffers to hold while they do).
+  int sent = 0;
+  std::uint64_t id = 1;
+  for (int round = 0; round < 5'000 && venue->stats().input_pauses == 0; ++round) {
+    for (int i = 1; i <= kClients; ++i) {
+      for (int k = 0; k < 50; ++k) {
+        ASSERT_EQ(test::send_test_order(*client->find(client_id(i)), id++), session::SendStatus::kOk);
+        ++sent;
+      }
+    }
+    // Until the round is answered, or the venue waits for its journal.
+    ASSERT_TRUE(test::poll_until(*venue, *client, [&] {
+      return client_app.received == sent || venue->stats().input_pauses != 0 || !all_logged_on(*client);
+    }));
+    ASSERT_TRUE(all_logged_on(*client)) << "a session ended while its journal was behind";
+  }
+  ASSERT_GT(venue->stats().input_pauses, 0u) << "the venue's journal never ran out of segments";
+  // Held for a while: nobody logs out, the orders wait.
+  const auto until = core::monotonic_ns() + 300'000'000;
+  while (core::monotonic_ns() < until) {
+    venue->poll();
+    client->poll();
+  }
+  EXPECT_TRUE(all_logged_on(*client));
+  EXPECT_LT(venue_app.received, sent);
+  const std::uint64_t pauses = venue->stats().input_pauses;
+
+  ASSERT_TRUE(venue->journal_service()->start());
+  ASSERT_TRUE(test::poll_until(*venue, *client, [&] { return client_app.received == sent; }));
+  EXPECT_EQ(venue_app.received, sent);
+  EXPECT_EQ(venue_app.failed_answers, 0);
+  EXPECT_GE(venue->stats().input_pauses, pauses);
+  for (int i = 1; i <= kClients; ++i) {
+    const session::Session& c = *client->find(client_id(i));
+    const session::Session& v = *venue->find(venue_id(i));
+    EXPECT_TRUE(c.is_logged_on()) << "C" << i;
+    EXPECT_EQ(c.counters().logons, 1u) << "C" << i << " never logged on again";
+    EXPECT_EQ(v.next_target_seq(), c.next_sender_seq()) << "C" << i;
+    EXPECT_EQ(c.next_target_seq(), v.next_sender_seq()) << "C" << i;
+    EXPECT_EQ(c.counters().resend_requests_sent + v.counters().resend_requests_sent, 0u) << "C" << i;
+  }
+  ASSERT_TRUE(log_out_all(*venue, *client));
+  const std::vector<store::JournalStats> js = venue->shared_journal_stats();
+  ASSERT_EQ(js.size(), 1u);
+  EXPECT_GE(js[0].rotations, 15u);
+  const std::uint64_t venue_sent[kClients] = {
+      venue->find(venue_id(1))->next_sender_seq(), venue->find(venue_id(2))->next_sender_seq(),
+      venue->find(venue_id(3))->next_sender_seq(), venue->find(venue_id(4))->next_sender_seq()};
+  client.reset();
+  venue.reset();
+  // Each session's stream of the shared journal: every message both ways,
+  // once, in sequence, nothing torn.
+  for (int i = 1; i <= kClients; ++i) {
+    audit::AuditOptions o;
+    o.validate = false;
+    auto report = audit::audit_journal((venue_store / ("FIX.4.4-VENUE-C" + std::to_string(i))).string(), o);
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_TRUE(report->ok) << "C" << i;
+    EXPECT_EQ(report->missing_seqs, 0u) << "C" << i;
+    ASSERT_EQ(report->journals.size(), 2u) << "C" << i;
+    EXPECT_EQ(report->journals[0].last_seq + 1, venue_sent[i - 1]) << "C" << i << " outbound";
+    EXPECT_EQ(report->journals[0].duplicates + report->journals[1].duplicates, 0u) << "C" << i;
+  }
 }
 
 TEST(SharedJournalEngine, a_session_added_at_run_time_gets_its_own_stream_and_keeps_it_when_added_again) {

@@ -25,6 +25,8 @@ class FailingStore final : public store::MessageStore {
   bool reserve_left = true;                      ///< claim_reserve() still has room
   std::vector<std::uint64_t> inbound;            ///< seqs journaled inbound
   int reserve_claims = 0;
+  int ready_left = -1;  ///< ready_for() says true this many more times (-1: always), then false
+  int ready_asked = 0;  ///< ready_for() calls
 
   std::span<char> claim(std::size_t max_bytes) noexcept override {
     if (claim_fails != StoreStatus::kOk && claims_left-- <= 0) {
@@ -60,6 +62,13 @@ class FailingStore final : public store::MessageStore {
     if (inbound_fails != StoreStatus::kOk) return status_ = inbound_fails;
     return claim(max_bytes).empty() ? status_ : StoreStatus::kOk;
   }
+  bool ready_for(std::size_t, std::size_t) noexcept override {
+    ++ready_asked;
+    if (ready_left < 0) return true;
+    if (ready_left == 0) return false;
+    --ready_left;
+    return true;
+  }
   std::size_t describe_failure(std::span<char> out) const noexcept override {
     const int n = std::snprintf(out.data(), out.size(), "journal /test/store: %s (No space left on device)",
                                 std::string(store::to_string(status_)).c_str());
@@ -84,6 +93,7 @@ class FailingStore final : public store::MessageStore {
     claim_fails = commit_fails = inbound_fails = StoreStatus::kOk;
     claims_left = 0;
     reserve_left = true;
+    ready_left = -1;
   }
 
  private:

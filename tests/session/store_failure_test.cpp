@@ -187,6 +187,89 @@ TEST_F(StoreFailureTest, a_received_message_that_cannot_be_journaled_is_not_hand
   EXPECT_EQ(failing.inbound.back(), 3u);
 }
 
+// The journal service behind (no segment ready yet) is not a failure: the
+// session reads no further until the store has room, then goes on where it
+// stopped. Nothing is lost, nothing acted on twice, no Logout.
+TEST_F(StoreFailureTest, input_waits_while_the_store_has_no_room_yet_and_goes_on_in_order) {
+  ReportingApp reporting;
+  reporting.now = now;
+  application = &reporting;
+  make_with(base_settings());
+  logon();
+  out.messages.clear();
+  const std::string batch = peer_msg("D", order_body("a"), 2) + peer_msg("D", order_body("b"), 3) +
+                            peer_msg("D", order_body("c"), 4);
+  peer_seq = 5;
+  failing.ready_left = 1;  // room for a, not yet for b
+  const std::size_t taken = session->on_bytes({batch.data(), batch.size()}, at());
+  const std::size_t first = peer_msg("D", order_body("a"), 2).size();
+  EXPECT_EQ(taken, first) << "b and c stay the caller's";
+  EXPECT_TRUE(session->input_paused());
+  EXPECT_EQ(reporting.report_status.size(), 1u);
+  EXPECT_EQ(session->next_target_seq(), 3u);
+  EXPECT_EQ(sent(), (std::vector<std::string>{"8:2"}));
+  EXPECT_FALSE(out.disconnected);
+  EXPECT_EQ(session->counters().input_pauses, 1u);
+
+  // Asked again while the service is still behind: still nothing, counted once.
+  const std::string rest = batch.substr(taken);
+  EXPECT_EQ(session->on_bytes({rest.data(), rest.size()}, at()), 0u);
+  EXPECT_TRUE(session->input_paused());
+  EXPECT_EQ(session->counters().input_pauses, 1u);
+  // Timers meanwhile: the peer is not silent (its messages wait here).
+  advance(80);
+  EXPECT_TRUE(session->is_logged_on());
+  EXPECT_EQ(field(out.messages.back(), "35"), "0") << "our heartbeats go on";
+  out.messages.clear();
+
+  failing.ready_left = -1;
+  EXPECT_EQ(session->on_bytes({rest.data(), rest.size()}, at()), rest.size());
+  EXPECT_FALSE(session->input_paused());
+  ASSERT_EQ(reporting.report_status.size(), 3u);
+  EXPECT_EQ(session->next_target_seq(), 5u);
+  const std::vector<std::string> wire = sent();
+  ASSERT_EQ(wire.size(), 2u);
+  EXPECT_EQ(wire[0].substr(0, 2), "8:");
+  EXPECT_FALSE(out.disconnected);
+  EXPECT_EQ(failing.inbound, (std::vector<std::uint64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(logger.count("Message store failure"), 0);
+}
+
+TEST_F(StoreFailureTest, a_message_completed_in_the_carried_tail_waits_there_for_the_store) {
+  logon();
+  const std::string m = peer_msg("D", order_body("a"), 2);
+  peer_seq = 3;
+  const std::string head = m.substr(0, 20);
+  const std::string tail = m.substr(20);
+  EXPECT_EQ(session->on_bytes({head.data(), head.size()}, at()), head.size()) << "a partial message is kept";
+  failing.ready_left = 0;
+  EXPECT_EQ(session->on_bytes({tail.data(), tail.size()}, at()), tail.size())
+      << "taken into the carried tail";
+  EXPECT_TRUE(session->input_paused());
+  EXPECT_EQ(app.app_messages, 0u);
+  failing.ready_left = -1;
+  EXPECT_EQ(session->on_bytes({}, at()), 0u);
+  EXPECT_FALSE(session->input_paused());
+  EXPECT_EQ(app.app_messages, 1u);
+  EXPECT_EQ(session->next_target_seq(), 3u);
+  send("D", order_body("b"));
+  EXPECT_EQ(app.app_messages, 2u);
+}
+
+TEST_F(StoreFailureTest, a_heartbeat_waits_while_no_segment_is_ready_and_goes_out_when_one_is) {
+  logon();
+  out.messages.clear();
+  failing.claim_fails = StoreStatus::kNoSpare;
+  advance(31);
+  EXPECT_TRUE(out.messages.empty()) << "no heartbeat yet, and no Logout";
+  EXPECT_FALSE(out.disconnected);
+  EXPECT_EQ(session->next_sender_seq(), 2u);
+  failing.space_returns();
+  advance(0.2);
+  EXPECT_EQ(sent(), (std::vector<std::string>{"0:2"}));
+  EXPECT_TRUE(session->is_logged_on());
+}
+
 TEST_F(StoreFailureTest, a_heartbeat_that_cannot_be_recorded_ends_the_session_with_a_logout) {
   logon();
   failing.claim_fails = StoreStatus::kNoSpace;

@@ -517,6 +517,38 @@ TEST(Service, fail_policy_reports_no_spare_instead_of_creating_inline) {
   EXPECT_EQ((*j)->stats().rotations, 1u);
 }
 
+// ready_for() is what the session asks before it reads a message: it must
+// say false exactly where the claim would return kNoSpare, and true again
+// once the service has caught up.
+TEST(Service, ready_for_says_false_exactly_where_a_claim_would_wait_for_the_service) {
+  for (const SpareMissPolicy policy : {SpareMissPolicy::kFail, SpareMissPolicy::kCreateInline}) {
+    SCOPED_TRACE(policy == SpareMissPolicy::kFail ? "fail" : "create inline");
+    TempDir dir;
+    JournalService service;  // not started: driven by hand
+    JournalConfig c = test::small_config(dir.path(), 16 * 1024);
+    c.spare_miss = policy;
+    c.retain_segments = 100;
+    auto j = Journal::open(c, &service);
+    ASSERT_TRUE(j);
+    std::uint64_t seq = 1;
+    StoreStatus st = StoreStatus::kOk;
+    for (int i = 0; i < 100'000 && st == StoreStatus::kOk; ++i) {
+      const std::string m = message_for(seq, 200);
+      const bool ready = (*j)->ready_for(m.size(), 0);
+      st = (*j)->append(seq, 0, {m.data(), m.size()});
+      ASSERT_EQ(ready, st == StoreStatus::kOk) << "record " << seq << ": " << to_string(st);
+      if (st == StoreStatus::kOk) ++seq;
+    }
+    ASSERT_EQ(st, StoreStatus::kNoSpare);
+    EXPECT_FALSE((*j)->ready_for(200, 0));
+    EXPECT_TRUE((*j)->ready_for(c.segment_size * 4, 0)) << "too large is not a wait: claim says kTooLarge";
+    for (int cycle = 0; cycle < 10'000 && !(*j)->ready_for(200, 200); ++cycle) (void)service.do_work();
+    ASSERT_TRUE((*j)->ready_for(200, 200));
+    const std::string m = message_for(seq, 200);
+    EXPECT_EQ((*j)->append(seq, 0, {m.data(), m.size()}), StoreStatus::kOk);
+  }
+}
+
 TEST(Service, a_spare_taken_before_its_prefault_finished_is_counted) {
   TempDir dir;
   JournalConfig c = test::small_config(dir.path(), 8 * 1024 * 1024);

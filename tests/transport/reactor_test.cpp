@@ -424,6 +424,73 @@ TEST_P(ReactorModes, a_full_receive_buffer_closes_the_connection_instead_of_grow
   ASSERT_TRUE(pump(*reactor, [&] { return client.closed == 1; }));
 }
 
+// A consumer that cannot take more yet pauses reading: it is not called,
+// its full buffer does not close the connection, the rest waits in the
+// kernel (the sender's writes queue up), and after resuming every byte
+// arrives in order.
+TEST_P(ReactorModes, paused_reading_holds_the_peer_and_loses_nothing) {
+  struct Holding : ConnectionHandler {
+    void on_data(Connection& c) noexcept override {
+      ++calls;
+      const auto bytes = c.received();
+      const std::size_t n = std::min<std::size_t>(bytes.size(), take);
+      data.append(bytes.data(), n);
+      c.consume(n);
+      take -= n;
+      if (take == 0 && !c.reading_paused()) c.pause_reading(true);
+    }
+    void on_accepted(Connection& c) noexcept override { connection = &c; }
+    void on_closed(Connection&, CloseReason, int) noexcept override { ++closed; }
+    Connection* connection = nullptr;
+    std::size_t take = 1000;
+    std::string data;
+    int calls = 0;
+    int closed = 0;
+  } server;
+  Recorder client;
+  auto reactor = make_reactor(GetParam());
+  ListenerOptions options = listen_on_loopback();
+  options.buffers.receive_size = 4096;
+  auto listener = reactor->add_listener(options, server);
+  ASSERT_TRUE(listener.ok());
+  auto connector = reactor->add_connector(connector_to((*listener)->port()), client);
+  ASSERT_TRUE(connector.ok());
+  ASSERT_TRUE(pump(*reactor, [&] { return client.connected == 1 && server.connection != nullptr; }));
+  const std::string stream = pattern(0, 32 << 20);
+  std::size_t off = 0;
+  // Far more than the server's buffer and the sockets' hold: the client's
+  // writes stop being taken while the server does not read.
+  for (int stalled = 0; stalled < 50 && off < stream.size();) {
+    const SendResult r = (*connector)->connection()->send(std::string_view(stream).substr(off, 16384));
+    ASSERT_TRUE(r.status == SendStatus::kSent || r.status == SendStatus::kQueued ||
+                r.status == SendStatus::kOverflow);
+    off += r.accepted();
+    stalled = r.accepted() == 0 ? stalled + 1 : 0;
+    (void)reactor->do_work();
+  }
+  ASSERT_TRUE(server.connection->reading_paused());
+  EXPECT_EQ(server.data.size(), 1000u);
+  const int calls = server.calls;
+  for (int i = 0; i < 200; ++i) (void)reactor->do_work();
+  EXPECT_EQ(server.calls, calls) << "not called while paused";
+  EXPECT_EQ(server.closed, 0);
+  EXPECT_EQ(reactor->stats().receive_buffer_full, 0u);
+  EXPECT_LT(off, stream.size()) << "the peer was held back";
+
+  server.take = SIZE_MAX;
+  server.connection->pause_reading(false);
+  server.on_data(*server.connection);  // what it kept
+  while (off < stream.size() || server.data.size() < stream.size()) {
+    if (off < stream.size()) {
+      const SendResult r = (*connector)->connection()->send(std::string_view(stream).substr(off, 16384));
+      off += r.accepted();
+    }
+    ASSERT_EQ(server.closed, 0);
+    (void)reactor->do_work();
+  }
+  EXPECT_TRUE(server.data == stream);
+}
+
 TEST_P(ReactorModes, partially_consumed_data_is_kept_and_compacted) {
   // The consumer takes only whole 100-byte "messages"; fragments stay in
   // the buffer across reads, and a buffer much smaller than the stream works.

@@ -88,6 +88,10 @@ struct EngineStats {
   std::uint64_t disabled_refused = 0;
   /// Accepted connections whose TLS handshake failed or timed out (SocketUseSSL=Y).
   std::uint64_t tls_handshake_failures = 0;
+  /// Times a session's next received message waited for room in its
+  /// journal (the journal service behind): its connection was not read
+  /// until the service caught up, instead of the session ending.
+  std::uint64_t input_pauses = 0;
 };
 
 class Engine {
@@ -189,6 +193,11 @@ class Engine {
   /// FileStorePath: its segments, spares and service work, which no
   /// session's store_stats() counts. Empty with per-session journals.
   [[nodiscard]] std::vector<store::JournalStats> shared_journal_stats() const;
+  /// The thread that prepares, writes out and retires the journals'
+  /// segments for every persistent session (null until one opened a
+  /// journal): its counters, and for tests that hold it back (stop(), then
+  /// start() again) to see the sessions wait for it.
+  [[nodiscard]] store::JournalService* journal_service() noexcept { return journal_service_.get(); }
   /// Port a listener is bound to (useful with SocketAcceptPort=0), or 0.
   [[nodiscard]] int listen_port(std::size_t listener_index = 0) const noexcept;
   /// Port the admin endpoint (HttpAcceptPort, docs/admin.md) is bound to, or

@@ -190,6 +190,9 @@ struct SessionCounters {
   std::uint64_t sends_throttle_queued = 0;  ///< sends accepted and held by OutgoingThrottleAction=queue
   std::uint64_t throttle_queue_max = 0;     ///< most application messages held at once (high-water mark)
   std::uint64_t incoming_throttled = 0;     ///< received application messages over IncomingThrottleLimit
+  /// Times input stopped before a message the store had no room for yet
+  /// (the journal service behind: on_bytes).
+  std::uint64_t input_pauses = 0;
 };
 
 class Session {
@@ -216,7 +219,16 @@ class Session {
   void on_disconnected(Instant now) noexcept;
   /// Received bytes: any split, several messages or part of one. A partial
   /// message is kept until the rest arrives. Garbled data is skipped.
-  void on_bytes(std::span<const char> bytes, Instant now) noexcept;
+  /// Returns how many of `bytes` it took: all of them, unless the store
+  /// cannot record the next message yet (MessageStore::ready_for false: the
+  /// journal service is behind). Then the session stops before that message
+  /// with input_paused() true, having acted on nothing of it; the caller
+  /// keeps the rest (and stops reading the connection: TCP flow control
+  /// holds the peer) and calls on_bytes again with it, or with nothing,
+  /// until input_paused() is false.
+  std::size_t on_bytes(std::span<const char> bytes, Instant now) noexcept;
+  /// A message is waiting for room in the store (see on_bytes).
+  [[nodiscard]] bool input_paused() const noexcept { return input_paused_ && connected_; }
   /// Timers: heartbeat, TestRequest, logon/logout timeouts, schedule, and the
   /// continuation of a large replay. Call it at least every 100 ms or so.
   void on_timer(Instant now) noexcept;
@@ -417,7 +429,7 @@ class Session {
   void generate_logon_reply(const codec::MessageView& logon) noexcept;
   /// A Heartbeat; with `echo_id`, TestReqID (112) = `test_req_id`, even empty.
   void generate_heartbeat(std::string_view test_req_id, bool echo_id) noexcept;
-  void generate_test_request(std::string_view id) noexcept;
+  bool generate_test_request(std::string_view id) noexcept;
   void generate_resend_request(std::uint64_t begin, std::uint64_t end) noexcept;
   void generate_sequence_reset(std::uint64_t seq, std::uint64_t new_seq) noexcept;
   void generate_logout(std::string_view text) noexcept;
@@ -506,6 +518,7 @@ class Session {
   bool outside_schedule_reset_ = false;
   Instant now_{};
   bool in_input_ = false;  // on_bytes/on_timer running: not re-entrant
+  bool input_paused_ = false;  // a received message waits for the store (on_bytes)
   // A store failure ends the session once; a received message being handled
   // when it happened is not accepted.
   bool store_failure_pending_ = false;

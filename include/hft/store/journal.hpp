@@ -297,6 +297,14 @@ class Journal {
   /// the next claim().
   [[nodiscard]] std::span<char> claim(std::size_t max_bytes) noexcept;
 
+  /// Whether records of `first` and then `second` payload bytes (0: none)
+  /// could be stored now without waiting for the service: false only where
+  /// claim() would return kNoSpare (no spare ready, or every pooled segment
+  /// waiting for the service), a state the service ends by itself. Other
+  /// failures (kTooLarge, kNoSpace, kIoError) answer true: claiming then
+  /// fails and reports them. Claims nothing; the writer's thread.
+  [[nodiscard]] bool ready_for(std::size_t first, std::size_t second) const noexcept;
+
   /// claim(), and when that fails because no new segment can be had, room of
   /// at most config().reserve_bytes from what every segment keeps back. Empty
   /// if that is used up too (last_status() says why the claim failed).

@@ -89,6 +89,20 @@ class MessageStore {
   /// Default: an outbound claim().
   [[nodiscard]] virtual StoreStatus check_room(std::size_t max_bytes) noexcept;
 
+  /// Whether a received message of `inbound_bytes` and an answer claimed
+  /// at `answer_bytes` could both be stored now without waiting for the
+  /// journal service: false while it is behind (storing would fail with
+  /// kNoSpare, a state the service ends by itself), so that the session
+  /// leaves the message unread until the service catches up instead of
+  /// failing it. Failures the service cannot end (no space, I/O) answer
+  /// true: storing then fails and reports them. Claims nothing. Default:
+  /// true.
+  [[nodiscard]] virtual bool ready_for(std::size_t inbound_bytes, std::size_t answer_bytes) noexcept {
+    (void)inbound_bytes;
+    (void)answer_bytes;
+    return true;
+  }
+
   /// The largest claim this store can ever give (its configuration's
   /// limit), without claiming anything: a session checks MaxMessageSize
   /// against it when it is created. Default: no limit of its own.
@@ -305,6 +319,7 @@ class JournalStore final : public MessageStore {
   [[nodiscard]] std::span<char> claim_reserve(std::size_t max_bytes) noexcept override;
   /// Claims on both journals.
   [[nodiscard]] StoreStatus check_room(std::size_t max_bytes) noexcept override;
+  [[nodiscard]] bool ready_for(std::size_t inbound_bytes, std::size_t answer_bytes) noexcept override;
   /// Names the journal directory, the status and the errno.
   std::size_t describe_failure(std::span<char> out) const noexcept override;
   [[nodiscard]] StoreStatus store_inbound(std::uint64_t seq, std::int64_t timestamp_ns,

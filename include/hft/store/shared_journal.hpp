@@ -193,6 +193,7 @@ class SharedStore final : public MessageStore {
   [[nodiscard]] StoreStatus last_status() const noexcept override;
   [[nodiscard]] std::span<char> claim_reserve(std::size_t max_bytes) noexcept override;
   [[nodiscard]] StoreStatus check_room(std::size_t max_bytes) noexcept override;
+  [[nodiscard]] bool ready_for(std::size_t inbound_bytes, std::size_t answer_bytes) noexcept override;
   std::size_t describe_failure(std::span<char> out) const noexcept override;
   [[nodiscard]] StoreStatus store_inbound(std::uint64_t seq, std::int64_t timestamp_ns,
                                           std::span<const char> bytes) noexcept override;

@@ -160,6 +160,13 @@ class Connection {
     if (recv_begin_ == recv_end_) recv_begin_ = recv_end_ = 0;
   }
 
+  /// Stops reading the socket (true) until resumed (false), for a consumer
+  /// that cannot take more yet: received() keeps what was read, the
+  /// kernel's receive buffer fills and TCP flow control holds the peer.
+  /// Sending goes on. Resuming reads what arrived meanwhile.
+  void pause_reading(bool paused) noexcept;
+  [[nodiscard]] bool reading_paused() const noexcept { return read_paused_; }
+
   /// Graceful close: stops reading and sending, keeps flushing the bytes
   /// already accepted by send(), then shuts the socket down for writing and
   /// closes it once the peer has acknowledged them (see the diagram above).
@@ -270,6 +277,7 @@ class Connection {
   State state_ = State::kFree;
   bool quickack_ = false;
   bool writable_watched_ = false;
+  bool read_paused_ = false;  // pause_reading()
   bool shut_down_ = false;  // draining: SHUT_WR done, waiting for the acknowledgement
   // Inside on_data(): sends are appended to the outbound buffer and written
   // with one send() when the callback returns (answers to a batch of
