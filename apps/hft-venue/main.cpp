@@ -274,18 +274,21 @@ int main(int argc, char** argv) {
   if (!conformance) {
     // What the engine did with connections that never became a session (the
     // lab's --garbage-peer notes read it).
-    std::fprintf(stderr,
-                 "hft-venue: engine: %llu connections accepted, %llu unknown session refused, %llu garbled first "
-                 "message, %llu duplicate refused, %llu pre-logon timeouts, %llu pre-logon bytes exceeded, %llu "
-                 "pending per address refused, %llu pending evicted, %llu no slot refused\n",
-                 static_cast<unsigned long long>(s.connections_accepted),
-                 static_cast<unsigned long long>(s.unknown_session_refused),
-                 static_cast<unsigned long long>(s.garbled_first_message),
-                 static_cast<unsigned long long>(s.duplicate_refused),
-                 static_cast<unsigned long long>(s.pre_logon_timeouts),
-                 static_cast<unsigned long long>(s.pre_logon_bytes_exceeded),
-                 static_cast<unsigned long long>(s.pending_per_address_refused),
-                 static_cast<unsigned long long>(s.pending_evicted), static_cast<unsigned long long>(s.no_slot_refused));
+    std::fprintf(
+        stderr,
+        "hft-venue: engine: %llu connections accepted, %llu unknown session refused, %llu garbled first "
+        "message, %llu duplicate refused, %llu pre-logon timeouts, %llu pre-logon bytes exceeded, %llu "
+        "pending per address refused, %llu pending evicted, %llu no slot refused, %llu input pauses "
+        "(sessions waiting for their journal)\n",
+        static_cast<unsigned long long>(s.connections_accepted),
+        static_cast<unsigned long long>(s.unknown_session_refused),
+        static_cast<unsigned long long>(s.garbled_first_message),
+        static_cast<unsigned long long>(s.duplicate_refused),
+        static_cast<unsigned long long>(s.pre_logon_timeouts),
+        static_cast<unsigned long long>(s.pre_logon_bytes_exceeded),
+        static_cast<unsigned long long>(s.pending_per_address_refused),
+        static_cast<unsigned long long>(s.pending_evicted),
+        static_cast<unsigned long long>(s.no_slot_refused), static_cast<unsigned long long>(s.input_pauses));
     std::fprintf(
         stderr,
         "hft-venue: journals: %zu written, %llu records, %llu rotations, %llu spare misses (%llu segments "

@@ -366,6 +366,11 @@ TEST_F(HftBenchLanes, load_lane_reports_its_figures_and_audits_every_session) {
     EXPECT_LE(number(run, "load.venue_listen_s"), number(run, "load.venue_startup_s")) << id;
     // hft-venue's count over every session's journals: 11 sessions, both
     // directions journaled, every one written.
+    ASSERT_TRUE(run["notes"].contains("venue EngineStats at exit")) << id;
+    const std::string engine_stats = run["notes"]["venue EngineStats at exit"];
+    EXPECT_NE(engine_stats.find(" connections accepted, "), std::string::npos) << engine_stats;
+    EXPECT_NE(engine_stats.find(" input pauses (sessions waiting for their journal)"), std::string::npos)
+        << engine_stats;
     ASSERT_TRUE(run["notes"].contains("venue journals")) << id;
     const std::string journals = run["notes"]["venue journals"];
     EXPECT_EQ(journals.rfind("journals: 22 written, ", 0), 0u) << journals;

@@ -660,6 +660,10 @@ void run_load_thread(const LaneConfig& cfg, RunContext& ctx, Outcome& out) {
                    "one more, with its segments, rotations and service work, counted once)"
                  : ""));
   }
+  // hft-venue's EngineStats at exit: its input pauses say whether sessions
+  // waited for a journal that was behind.
+  if (const std::string stats = venue->log_line_from("hft-venue: engine: "); !stats.empty())
+    result.notes.emplace_back("venue EngineStats at exit", stats.substr(19));
   result.notes.emplace_back("load.venue_stop_s", fmt("%.3f", stop_s));
   // st_blocks of everything under the store root: with the shared layout
   // its shared-journal/ and the sessions' seqnums.dat.
