@@ -1141,8 +1141,8 @@ int Engine::drain_rings() noexcept {
       const SendRing::Entry* e = ring->peek();
       if (e == nullptr) break;
       if (work == 0) t = now();  // one clock read per poll for SendingTime
-      ++work;
       Slot* slot = e->session - 1u < by_handle_.size() ? by_handle_[e->session - 1u] : nullptr;
+      ++work;
       if (slot == nullptr || slot->removing) {
         SendRing::bump(ring->unknown_);
         ring->release();
@@ -1151,6 +1151,13 @@ int Engine::drain_rings() noexcept {
       const std::string_view body = ring->body(*e);
       const session::SendStatus st = slot->session->send_app(
           std::string_view(e->type, e->type_length), t, [&](session::OutgoingMessage& m) { m.add_raw(body); });
+      if (st == session::SendStatus::kStoreBusy) [[unlikely]] {
+        // No journal segment ready yet: the message stays first in its ring
+        // (order kept; producers meet a full ring) until the service has one.
+        SendRing::bump(ring->store_waits_);
+        --work;
+        break;
+      }
       if (st == session::SendStatus::kOk) {
         SendRing::bump(ring->sent_);
       } else {

@@ -43,6 +43,7 @@ SendRingStats SendRing::stats() const noexcept {
   s.sent = sent_.load(std::memory_order_relaxed);
   s.failed = failed_.load(std::memory_order_relaxed);
   s.unknown_session = unknown_.load(std::memory_order_relaxed);
+  s.store_waits = store_waits_.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -80,6 +80,8 @@ std::string_view to_string(SendStatus status) noexcept {
     case SendStatus::kBusy: return "another message is being built";
     case SendStatus::kNotStarted: return "message not started";
     case SendStatus::kThrottled: return "throttled (OutgoingThrottleLimit reached)";
+    case SendStatus::kStoreBusy:
+      return "store busy (no journal segment ready yet)";
   }
   return "unknown";
 }
@@ -1949,6 +1951,13 @@ OutgoingMessage& Session::begin_app(std::string_view msg_type, Instant now, cons
   const std::span<char> room = store_.claim(settings_.max_message_size);
   if (room.empty()) [[unlikely]] {
     const store::StoreStatus st = store_.last_status();
+    if (st == store::StoreStatus::kNoSpare && !in_input_) {
+      // The journal service is behind: a send of the application's own
+      // (not an answer to a received message, which the session could not
+      // then accept) waits for it; the session goes on.
+      m.status_ = SendStatus::kStoreBusy;
+      return m;
+    }
     m.status_ = send_status(st);
     store_failed(st, in_input_);
     return m;

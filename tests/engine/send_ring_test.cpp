@@ -12,7 +12,10 @@
 #include "engine/loopback.hpp"
 #include "engine/peer_support.hpp"
 #include "hft/codec/parser.hpp"
+#include "hft/core/clock.hpp"
+#include "hft/store/journal_service.hpp"
 #include "support/alloc_counter.hpp"
+#include "support/temp_dir.hpp"
 
 namespace hft::engine {
 namespace {
@@ -204,6 +207,52 @@ TEST_F(SendRingTest, a_burst_over_the_limit_is_held_and_reaches_the_venue_in_ord
   EXPECT_EQ(client->session(0).counters().throttle_queue_max, 80u);
   EXPECT_EQ(venue->session(0).next_target_seq(), 102u);
   EXPECT_EQ(venue->session(0).counters().resend_requests_sent, 0u) << "the venue never saw a gap";
+  client->logout_all(2'000'000'000);
+}
+
+// The client's journal service held back until its shared journal has no
+// segment ready: the ring's first message waits in place (the producer
+// meets a full ring), nothing is refused or lost and the session stays
+// logged on; once the service runs again every order reaches the venue,
+// once, in order.
+TEST_F(SendRingTest, a_journal_with_no_segment_ready_holds_the_ring_and_loses_nothing) {
+  hft::test::TempDir dir;
+  ASSERT_NO_FATAL_FAILURE(
+      start({.capacity = 256, .max_body = 256, .drain_batch = 32}, true,
+            "FileStorePath=" + dir.sub("client") +
+                "\nJournalLayout=shared\nJournalInitialSegmentSize=16K\nJournalSegmentSize=1M\n"));
+  ASSERT_NE(client->journal_service(), nullptr);
+  client->journal_service()->stop();
+  std::uint64_t id = 1;
+  while (ring->stats().store_waits == 0 && id < 1'000'000 && client->session(0).is_logged_on()) {
+    if (ring->send(handle, "D", order(id)) == QueueStatus::kOk) {
+      ++id;
+    } else {
+      venue->poll();
+      client->poll();
+    }
+  }
+  ASSERT_GT(ring->stats().store_waits, 0u) << "the journal never ran out of segments";
+  const auto until = core::monotonic_ns() + 300'000'000;
+  while (core::monotonic_ns() < until) {
+    venue->poll();
+    client->poll();
+  }
+  EXPECT_TRUE(client->session(0).is_logged_on());
+  EXPECT_EQ(ring->stats().failed, 0u);
+  EXPECT_GT(ring->pending(), 0u) << "the held messages are still queued";
+  EXPECT_LT(venue_app.orders, id - 1);
+
+  ASSERT_TRUE(client->journal_service()->start());
+  const std::uint64_t orders = id - 1;
+  ASSERT_TRUE(test::poll_until(*venue, *client, [&] { return venue_app.orders == orders; }))
+      << venue_app.orders << " of " << orders;
+  EXPECT_FALSE(venue_app.out_of_order);
+  EXPECT_EQ(ring->stats().sent, orders);
+  EXPECT_EQ(ring->stats().failed, 0u);
+  EXPECT_TRUE(client_app.failed_tags.empty());
+  EXPECT_EQ(client->session(0).counters().logons, 1u);
+  EXPECT_EQ(client->session(0).next_sender_seq(), orders + 2);  // the Logon, then one seq per order
   client->logout_all(2'000'000'000);
 }
 

@@ -270,6 +270,39 @@ TEST_F(StoreFailureTest, a_heartbeat_waits_while_no_segment_is_ready_and_goes_ou
   EXPECT_TRUE(session->is_logged_on());
 }
 
+TEST_F(StoreFailureTest, an_own_send_with_no_segment_ready_is_busy_and_the_session_goes_on) {
+  logon();
+  out.messages.clear();
+  failing.claim_fails = StoreStatus::kNoSpare;
+  EXPECT_EQ(send_order("o1"), SendStatus::kStoreBusy);
+  EXPECT_TRUE(out.messages.empty());
+  EXPECT_FALSE(out.disconnected);
+  EXPECT_TRUE(session->is_logged_on());
+  EXPECT_EQ(session->next_sender_seq(), 2u) << "no number used";
+  EXPECT_EQ(logger.count("Message store failure"), 0);
+  failing.space_returns();
+  EXPECT_EQ(send_order("o1"), SendStatus::kOk);
+  EXPECT_EQ(sent(), (std::vector<std::string>{"D:2"}));
+}
+
+TEST_F(StoreFailureTest, a_second_answer_with_no_segment_ready_is_not_accepted_as_before) {
+  // The check before a received message keeps room for one answer; an
+  // answer beyond it that meets kNoSpare cannot wait (the message it answers
+  // is being accepted): the message is not accepted and the session ends.
+  ReportingApp reporting;
+  reporting.now = now;
+  application = &reporting;
+  make_with(base_settings());
+  logon();
+  out.messages.clear();
+  failing.claim_fails = StoreStatus::kNoSpare;
+  send("D", order_body("a"));
+  ASSERT_EQ(reporting.report_status.size(), 1u);
+  EXPECT_EQ(reporting.report_status[0], SendStatus::kStoreFull);
+  EXPECT_EQ(session->next_target_seq(), 2u) << "order a is not accepted: the peer resends it";
+  EXPECT_EQ(out.reason, DisconnectReason::kStoreError);
+}
+
 TEST_F(StoreFailureTest, a_heartbeat_that_cannot_be_recorded_ends_the_session_with_a_logout) {
   logon();
   failing.claim_fails = StoreStatus::kNoSpace;

@@ -21,7 +21,10 @@
 // Application::on_queued_send_failed on the engine thread. A throttled
 // message (OutgoingThrottleAction=reject, or its queue full) is reported and
 // dropped, not kept in the ring: the ring serves every session, and one
-// session's throttle must not hold back the others (docs/engine.md).
+// session's throttle must not hold back the others (docs/engine.md). A
+// message whose journal has no segment ready yet (kStoreBusy: the journal
+// service is behind, which no session outruns alone) stays first in the
+// ring, and the ring waits, until the service has one.
 #pragma once
 
 #include <atomic>
@@ -78,6 +81,10 @@ struct SendRingStats {
   std::uint64_t sent = 0;          ///< the session sent it (kOk)
   std::uint64_t failed = 0;        ///< the session refused it (not logged on, store full, throttled, ...)
   std::uint64_t unknown_session = 0;  ///< its session was removed meanwhile
+  /// Polls that left the ring's first message in place: its session's
+  /// journal had no segment ready yet (SendStatus::kStoreBusy); it is sent
+  /// once the journal service has one.
+  std::uint64_t store_waits = 0;
 };
 
 class SendRing {
@@ -169,7 +176,7 @@ class SendRing {
   // Engine side.
   alignas(64) std::atomic<std::uint64_t> tail_{0};
   std::uint64_t head_cache_ = 0;
-  std::atomic<std::uint64_t> sent_{0}, failed_{0}, unknown_{0};
+  std::atomic<std::uint64_t> sent_{0}, failed_{0}, unknown_{0}, store_waits_{0};
 };
 
 }  // namespace hft::engine

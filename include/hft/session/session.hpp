@@ -108,16 +108,19 @@ class Output {
 /// Result of sending an application message. Negative: not sent.
 enum class SendStatus : std::int8_t {
   kOk = 0,
-  kNotLoggedOn = -1,   ///< the session is not logged on; nothing was stored or sent
-  kDoNotSend = -2,     ///< Application::to_app declined; the sequence number was not used
-  kStoreFull = -3,     ///< the store has no room (no space, no segment): not sent, no seq used;
-                       ///< the session logs out and disconnects (docs/session.md)
-  kStoreError = -4,    ///< the store failed (I/O): not sent, no seq used; logout and disconnect
-  kEncodeError = -5,   ///< the message did not fit MaxMessageSize, or a bad field
-  kBusy = -6,          ///< another message is being built (begin_app without send/abandon)
-  kNotStarted = -7,    ///< send() on a message that begin_app did not open
-  kThrottled = -8,     ///< OutgoingThrottleLimit reached (action `reject`, or the `queue` is
-                       ///< full): nothing stored or sent, no seq used; try again later
+  kNotLoggedOn = -1,  ///< the session is not logged on; nothing was stored or sent
+  kDoNotSend = -2,    ///< Application::to_app declined; the sequence number was not used
+  kStoreFull = -3,    ///< the store has no room (no space, no segment): not sent, no seq used;
+                      ///< the session logs out and disconnects (docs/session.md)
+  kStoreError = -4,   ///< the store failed (I/O): not sent, no seq used; logout and disconnect
+  kEncodeError = -5,  ///< the message did not fit MaxMessageSize, or a bad field
+  kBusy = -6,         ///< another message is being built (begin_app without send/abandon)
+  kNotStarted = -7,   ///< send() on a message that begin_app did not open
+  kThrottled = -8,    ///< OutgoingThrottleLimit reached (action `reject`, or the `queue` is
+                      ///< full): nothing stored or sent, no seq used; try again later
+  kStoreBusy = -9,    ///< no journal segment ready yet (the journal service is behind): nothing
+                      ///< stored or sent, no seq used, the session goes on; try again later.
+                      ///< (From inside a callback such a send is kStoreFull: docs/session.md.)
 };
 [[nodiscard]] std::string_view to_string(SendStatus status) noexcept;
 
