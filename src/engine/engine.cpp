@@ -1141,8 +1141,8 @@ int Engine::drain_rings() noexcept {
       const SendRing::Entry* e = ring->peek();
       if (e == nullptr) break;
       if (work == 0) t = now();  // one clock read per poll for SendingTime
-      Slot* slot = e->session - 1u < by_handle_.size() ? by_handle_[e->session - 1u] : nullptr;
       ++work;
+      Slot* slot = e->session - 1u < by_handle_.size() ? by_handle_[e->session - 1u] : nullptr;
       if (slot == nullptr || slot->removing) {
         SendRing::bump(ring->unknown_);
         ring->release();

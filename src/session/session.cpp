@@ -382,7 +382,6 @@ void Session::on_connected(Instant now) noexcept {
   if (connected_) return;
   connected_ = true;
   rx_len_ = 0;
-  input_paused_ = false;
   oversize_ = OversizeState{};
   connected_mono_ = now.mono_ns;
   last_received_mono_ = now.mono_ns;
@@ -406,10 +405,7 @@ void Session::on_disconnected(Instant now) noexcept {
 std::size_t Session::on_bytes(std::span<const char> bytes, Instant now) noexcept {
   if (in_input_) return bytes.size();  // not re-entrant: an application callback fed bytes
   now_ = now;
-  if (!connected_) {
-    input_paused_ = false;
-    return bytes.size();
-  }
+  if (!connected_) return bytes.size();
   in_input_ = true;
   const bool replaying = replay_.active;  // a replay started by these bytes already sent a batch
   const bool was_paused = input_paused_;
@@ -462,7 +458,6 @@ std::size_t Session::on_bytes(std::span<const char> bytes, Instant now) noexcept
   }
   if (!connected_) {
     rx_len_ = 0;
-    input_paused_ = false;
     pos = bytes.size();
   }
   if (input_paused_ && !was_paused) ++counters_.input_pauses;
@@ -2148,6 +2143,7 @@ void Session::reset_store() noexcept {
 void Session::do_disconnect(DisconnectReason reason) noexcept {
   const bool was_connected = connected_;
   connected_ = false;
+  input_paused_ = false;  // what waited goes with the connection
   if (was_connected) {
     ++counters_.disconnects;
     HFT_SESSION_LOG(LogLevel::kInfo, "Disconnecting: " << to_string(reason));

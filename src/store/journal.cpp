@@ -899,7 +899,7 @@ std::span<char> Journal::claim(std::size_t max_bytes) noexcept {
     fail(StoreStatus::kTooLarge, 0);
     return {};
   }
-  const std::size_t need = (kRecordHeaderSize + max_bytes + align_mask_) & ~align_mask_;
+  const std::size_t need = record_size(max_bytes);
   if (pos_ + need > limit_) [[unlikely]] {
     if (!extend_fence(need) && !rotate(false, need)) {
       claimed_ = kNoClaim;
@@ -969,10 +969,7 @@ bool Journal::extend_fence(std::size_t need) noexcept {
 
 bool Journal::ready_for(std::size_t first, std::size_t second) const noexcept {
   if (first > max_payload_ || second > max_payload_) return true;  // kTooLarge: not the service's to end
-  const auto record = [this](std::size_t n) -> std::size_t {
-    return n == 0 ? 0 : (kRecordHeaderSize + n + align_mask_) & ~align_mask_;
-  };
-  const std::size_t need = record(first) + record(second);
+  const std::size_t need = record_size(first) + (second == 0 ? 0 : record_size(second));
   if (active_ != nullptr) {
     if (pos_ + need <= limit_) [[likely]]
       return true;
@@ -985,14 +982,11 @@ bool Journal::ready_for(std::size_t first, std::size_t second) const noexcept {
   }
   // A rotation (as rotate(), for the larger record: the smaller may still
   // fit the active segment).
-  const std::size_t larger = std::max(record(first), record(second));
-  if (spare_state_.load(std::memory_order_acquire) == kSpareReady) {
-    const Segment* s = spare_.load(std::memory_order_acquire);
-    if ((active_ == nullptr || s->number > active_->number) && size_to_hold(s->size, larger) == s->size)
-      return true;
-  }
+  if (spare_state_.load(std::memory_order_acquire) == kSpareReady &&
+      spare_fits(spare_.load(std::memory_order_acquire), record_size(std::max(first, second))))
+    return true;
   if (active_ != nullptr && config_.spare_miss == SpareMissPolicy::kFail) return false;
-  return pool_used_.load(std::memory_order_acquire) != (kPoolSize == 32 ? ~0u : (1u << kPoolSize) - 1);
+  return pool_used_.load(std::memory_order_acquire) != kPoolFull;
 }
 
 std::span<char> Journal::claim_reserve(std::size_t max_bytes) noexcept {
@@ -1001,7 +995,7 @@ std::span<char> Journal::claim_reserve(std::size_t max_bytes) noexcept {
     return room;
   // No next segment: the room this one kept back. Ends where the seal's own
   // room begins, so the segment can still be sealed when space returns.
-  const std::size_t need = (kRecordHeaderSize + max_bytes + align_mask_) & ~align_mask_;
+  const std::size_t need = record_size(max_bytes);
   if (pos_ + need > limit_ + reserve_room_) return room;
   claimed_ = max_bytes;
   std::memcpy(base_ + pos_ + 8, &kClaimMarker, sizeof(kClaimMarker));
@@ -1223,7 +1217,7 @@ void Journal::activate(Segment* segment, bool epoch_start, std::size_t need) noe
 Segment* Journal::acquire_pool() noexcept {
   std::uint32_t used = pool_used_.load(std::memory_order_relaxed);
   for (;;) {
-    if (used == (kPoolSize == 32 ? ~0u : (1u << kPoolSize) - 1)) return nullptr;
+    if (used == kPoolFull) return nullptr;
     const int bit = __builtin_ctz(~used);
     if (pool_used_.compare_exchange_weak(used, used | (1u << bit), std::memory_order_acq_rel)) return &pool_[bit];
   }
@@ -1392,6 +1386,10 @@ std::size_t Journal::size_to_hold(std::size_t size, std::size_t need) const noex
   return size;
 }
 
+bool Journal::spare_fits(const Segment* s, std::size_t need) const noexcept {
+  return (active_ == nullptr || s->number > active_->number) && size_to_hold(s->size, need) == s->size;
+}
+
 bool Journal::create_first(std::size_t need) noexcept {
   Segment* seg = acquire_pool();
   if (seg == nullptr) {
@@ -1467,7 +1465,7 @@ bool Journal::rotate(bool epoch_start, std::size_t need) noexcept {
     std::uint32_t expected = kSpareReady;
     // A spare too small for this claim (prepared for a smaller next size)
     // stays for the service to replace; the claim gets one inline.
-    if (s->number > active_->number && size_to_hold(s->size, need) == s->size &&
+    if (spare_fits(s, need) &&
         spare_state_.compare_exchange_strong(expected, kSpareEmpty, std::memory_order_acq_rel)) {
       next = s;
       if (!next->prefaulted.load(std::memory_order_acquire)) unfaulted_rotations_.add();

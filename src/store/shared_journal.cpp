@@ -416,8 +416,9 @@ StoreStatus SharedStore::check_room(std::size_t max_bytes) noexcept {
 
 bool SharedStore::ready_for(std::size_t inbound_bytes, std::size_t answer_bytes) noexcept {
   // Both into the one journal: the received message first, then the answer.
-  return owner_.journal_->ready_for(journal_inbound_ ? inbound_bytes + StreamHeader::kSize : 0,
-                                    answer_bytes + StreamHeader::kSize);
+  const std::size_t answer = answer_bytes + StreamHeader::kSize;
+  return journal_inbound_ ? owner_.journal_->ready_for(inbound_bytes + StreamHeader::kSize, answer)
+                          : owner_.journal_->ready_for(answer, 0);
 }
 
 std::size_t SharedStore::describe_failure(std::span<char> out) const noexcept {

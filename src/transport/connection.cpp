@@ -376,8 +376,11 @@ int Connection::drain(std::int64_t now_ns) noexcept {
 void Connection::watch_writable(bool on) noexcept {
   if (writable_watched_ == on || reactor_->options_.poll_mode != PollMode::kEpoll) return;
   writable_watched_ = on;
-  reactor_->epoll_mod(fd_, (read_paused_ ? 0u : static_cast<std::uint32_t>(EPOLLIN)) | (on ? EPOLLOUT : 0u),
-                      Reactor::tag(Reactor::Kind::kConnection, slot_));
+  reactor_->epoll_mod(fd_, interest(), Reactor::tag(Reactor::Kind::kConnection, slot_));
+}
+
+std::uint32_t Connection::interest() const noexcept {
+  return (read_paused_ ? 0u : static_cast<std::uint32_t>(EPOLLIN)) | (writable_watched_ ? EPOLLOUT : 0u);
 }
 
 void Connection::pause_reading(bool paused) noexcept {
@@ -387,9 +390,7 @@ void Connection::pause_reading(bool paused) noexcept {
   if (reactor_->options_.poll_mode == PollMode::kEpoll) {
     // Level-triggered: without EPOLLIN the loop does not spin on bytes it
     // leaves in the socket; with it again, they are reported at once.
-    reactor_->epoll_mod(
-        fd_, (paused ? 0u : static_cast<std::uint32_t>(EPOLLIN)) | (writable_watched_ ? EPOLLOUT : 0u),
-        Reactor::tag(Reactor::Kind::kConnection, slot_));
+    reactor_->epoll_mod(fd_, interest(), Reactor::tag(Reactor::Kind::kConnection, slot_));
   }
   if (!paused && read_pending_) reactor_->schedule_pending_read(*this);
 }

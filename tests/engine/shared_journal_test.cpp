@@ -223,13 +223,11 @@ TEST(SharedJournalEngine, sessions_wait_for_a_journal_service_that_is_behind_ins
   }
   EXPECT_TRUE(all_logged_on(*client));
   EXPECT_LT(venue_app.received, sent);
-  const std::uint64_t pauses = venue->stats().input_pauses;
 
   ASSERT_TRUE(venue->journal_service()->start());
   ASSERT_TRUE(test::poll_until(*venue, *client, [&] { return client_app.received == sent; }));
   EXPECT_EQ(venue_app.received, sent);
   EXPECT_EQ(venue_app.failed_answers, 0);
-  EXPECT_GE(venue->stats().input_pauses, pauses);
   for (int i = 1; i <= kClients; ++i) {
     const session::Session& c = *client->find(client_id(i));
     const session::Session& v = *venue->find(venue_id(i));
@@ -243,9 +241,8 @@ TEST(SharedJournalEngine, sessions_wait_for_a_journal_service_that_is_behind_ins
   const std::vector<store::JournalStats> js = venue->shared_journal_stats();
   ASSERT_EQ(js.size(), 1u);
   EXPECT_GE(js[0].rotations, 15u);
-  const std::uint64_t venue_sent[kClients] = {
-      venue->find(venue_id(1))->next_sender_seq(), venue->find(venue_id(2))->next_sender_seq(),
-      venue->find(venue_id(3))->next_sender_seq(), venue->find(venue_id(4))->next_sender_seq()};
+  std::uint64_t venue_sent[kClients] = {};
+  for (int i = 1; i <= kClients; ++i) venue_sent[i - 1] = venue->find(venue_id(i))->next_sender_seq();
   client.reset();
   venue.reset();
   // Each session's stream of the shared journal: every message both ways,

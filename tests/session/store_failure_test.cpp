@@ -72,8 +72,16 @@ class StoreFailureTest : public SessionFixture {
     return "<no Logout>";
   }
 
+  /// The session again, with an application that answers each order.
+  void make_reporting() {
+    reporting.now = now;
+    application = &reporting;
+    make_with(base_settings());
+  }
+
   FailingStore failing{store};
   Lines logger;
+  ReportingApp reporting;
   Application* application = &app;
 };
 
@@ -131,10 +139,7 @@ TEST_F(StoreFailureTest, without_room_for_the_logout_the_session_disconnects_wit
 }
 
 TEST_F(StoreFailureTest, an_order_whose_report_cannot_be_recorded_is_not_accepted) {
-  ReportingApp reporting;
-  reporting.now = now;
-  application = &reporting;
-  make_with(base_settings());
+  make_reporting();
   logon();
   send("D", order_body("a"));
   ASSERT_EQ(reporting.report_status.size(), 1u);
@@ -191,10 +196,7 @@ TEST_F(StoreFailureTest, a_received_message_that_cannot_be_journaled_is_not_hand
 // session reads no further until the store has room, then goes on where it
 // stopped. Nothing is lost, nothing acted on twice, no Logout.
 TEST_F(StoreFailureTest, input_waits_while_the_store_has_no_room_yet_and_goes_on_in_order) {
-  ReportingApp reporting;
-  reporting.now = now;
-  application = &reporting;
-  make_with(base_settings());
+  make_reporting();
   logon();
   out.messages.clear();
   const std::string batch = peer_msg("D", order_body("a"), 2) + peer_msg("D", order_body("b"), 3) +
@@ -289,10 +291,7 @@ TEST_F(StoreFailureTest, a_second_answer_with_no_segment_ready_is_not_accepted_a
   // The check before a received message keeps room for one answer; an
   // answer beyond it that meets kNoSpare cannot wait (the message it answers
   // is being accepted): the message is not accepted and the session ends.
-  ReportingApp reporting;
-  reporting.now = now;
-  application = &reporting;
-  make_with(base_settings());
+  make_reporting();
   logon();
   out.messages.clear();
   failing.claim_fails = StoreStatus::kNoSpare;

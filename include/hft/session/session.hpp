@@ -231,7 +231,7 @@ class Session {
   /// until input_paused() is false.
   std::size_t on_bytes(std::span<const char> bytes, Instant now) noexcept;
   /// A message is waiting for room in the store (see on_bytes).
-  [[nodiscard]] bool input_paused() const noexcept { return input_paused_ && connected_; }
+  [[nodiscard]] bool input_paused() const noexcept { return input_paused_; }
   /// Timers: heartbeat, TestRequest, logon/logout timeouts, schedule, and the
   /// continuation of a large replay. Call it at least every 100 ms or so.
   void on_timer(Instant now) noexcept;

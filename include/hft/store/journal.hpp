@@ -430,6 +430,8 @@ class Journal {
   };
 
   static constexpr std::size_t kPoolSize = 16;
+  /// pool_used_ with every pooled segment taken.
+  static constexpr std::uint32_t kPoolFull = kPoolSize == 32 ? ~0u : (1u << kPoolSize) - 1;
   static constexpr std::size_t kRetireCapacity = 8;
   /// Finished segments' files held open for their final eviction at most
   /// (each an open file: with thousands of journals they count against the
@@ -488,6 +490,13 @@ class Journal {
   /// included, aligned): at least `size`, doubled while it cannot, at most
   /// config_.segment_size.
   [[nodiscard]] std::size_t size_to_hold(std::size_t size, std::size_t need) const noexcept;
+  /// Bytes a record of `payload` bytes takes: header, payload, alignment.
+  [[nodiscard]] std::size_t record_size(std::size_t payload) const noexcept {
+    return (kRecordHeaderSize + payload + align_mask_) & ~align_mask_;
+  }
+  /// Whether the rotation may take spare `s` for a record that takes `need`
+  /// bytes: it follows the active segment and is large enough.
+  [[nodiscard]] bool spare_fits(const detail::Segment* s, std::size_t need) const noexcept;
   /// Bytes of a fresh segment no claim can have (header, start, seal, reserve).
   [[nodiscard]] std::size_t segment_overhead() const noexcept;
   /// initial_segment_size, or segment_size when it is 0.

@@ -256,6 +256,9 @@ class Connection {
   [[nodiscard]] int flush() noexcept;
   void reset() noexcept;
   void watch_writable(bool on) noexcept;
+  /// The epoll events an open connection waits for: EPOLLIN unless reading
+  /// is paused, EPOLLOUT while writability is watched.
+  [[nodiscard]] std::uint32_t interest() const noexcept;
   // One step of a graceful close; returns work done. Moves the connection to
   // kClosing when the drain is over or `now_ns` is past its deadline.
   [[nodiscard]] int drain(std::int64_t now_ns) noexcept;
